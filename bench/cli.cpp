@@ -1,0 +1,162 @@
+#include "bench/cli.hpp"
+
+#include <ctime>
+#include <sstream>
+#include <sys/stat.h>
+
+#include <boost/program_options.hpp>
+
+namespace rdmasweep::cli {
+
+namespace po = boost::program_options;
+
+static po::options_description fabric_options(Common& c, int* gid) {
+  po::options_description o("Fabric");
+  o.add_options()
+    ("device,d", po::value(&c.fabric.device), "RDMA device (default: the first one; see `rdmasweep devices`)")
+    ("gid-index,x", po::value(gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
+    ("ib-port,i", po::value<unsigned>()->default_value(1), "device port")
+    ("port,p", po::value(&c.port)->default_value(18515), "TCP control port")
+    ("timeout", po::value(&c.timeout_s)->default_value(10), "seconds before a silent peer is declared dead");
+  return o;
+}
+
+static void finish_common(Common& c, const po::variables_map& vm, int gid) {
+  unsigned ib_port = vm["ib-port"].as<unsigned>();
+  if (ib_port < 1 || ib_port > 255) throw UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
+  c.fabric.port = static_cast<uint8_t>(ib_port);
+  if (gid < -1 || gid > 65535) throw UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
+  c.fabric.gid_index = gid;
+  if (c.timeout_s < 1 || c.timeout_s > 86400) throw UsageError("--timeout: must be between 1 and 86400 seconds");
+}
+
+static po::variables_map run_parser(int argc, char** argv, const po::options_description& all,
+                                    const po::positional_options_description* pos) {
+  po::variables_map vm;
+  try {
+    po::command_line_parser p(argc, argv);
+    p.options(all);
+    if (pos) p.positional(*pos);
+    po::store(p.run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
+
+static std::string help_of(const char* usage, const po::options_description& all) {
+  std::ostringstream s;
+  s << usage << "\n" << all;
+  return s.str();
+}
+
+ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
+  ClientOptions c;
+  // Google Benchmark's own flags pass through untouched.
+  std::vector<char*> mine;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::string(argv[i]).rfind("--benchmark_", 0) == 0)
+      c.benchmark_args.push_back(argv[i]);
+    else
+      mine.push_back(argv[i]);
+  }
+  int gid = -1;
+  po::options_description fabric = fabric_options(c, &gid);
+  po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
+  std::map<std::string, std::string> axis;
+  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
+  work.add_options()
+    ("config,c", po::value(&c.config_file), "sweep file (configs/*.json); options below override its keys")
+    ("op", ax("op"), "send, write, read (default send)")
+    ("mode", ax("mode"), "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")
+    ("qps,q", ax("qps"), "RC QPs, all on one shared CQ (default 1)")
+    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
+    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
+    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
+    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
+    ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)")
+    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
+    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
+    ("cq-depth", ax("cq_depth"), "shared CQ depth; 0 = what all QPs can have outstanding (default 0)")
+    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
+    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
+    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
+    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)");
+  po::options_description out("Output");
+  out.add_options()
+    ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
+    ("no-progress", "no progress line on stderr")
+    ("help,h", "this help");
+  po::options_description all;
+  all.add(fabric).add(work).add(out);
+  po::positional_options_description pos;
+  pos.add("host", 1);
+  po::options_description hidden;
+  hidden.add_options()("host", po::value(&c.host));
+  po::options_description parse_set;
+  parse_set.add(all).add(hidden);
+  po::variables_map vm = run_parser(static_cast<int>(mine.size()), mine.data(), parse_set, &pos);
+  if (vm.count("help")) {
+    c.help = true;
+    *help_text = help_of("usage: rdmasweep client HOST [options] [--benchmark_filter=REGEX ...]", all);
+    return c;
+  }
+  finish_common(c, vm, gid);
+  if (c.host.empty()) throw UsageError("client: give the server's host name or address (rdmasweep client HOST)");
+  if (axis.count("iters") && axis.count("duration"))
+    throw UsageError("--iters and --duration exclude each other: give one");
+  try {
+    if (!c.config_file.empty()) c.spec = load_sweep_file(c.config_file);
+    for (const auto& [k, v] : axis) apply_override(c.spec, k, v);
+    if (axis.count("iters")) c.spec.duration = 0;
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  c.progress = !vm.count("no-progress");
+  if (c.out.empty()) c.out = default_out_path();
+  return c;
+}
+
+ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
+  ServerOptions s;
+  int gid = -1;
+  po::options_description all = fabric_options(s, &gid);
+  all.add_options()
+    ("bind", po::value(&s.bind), "address to listen on (default: all addresses)")
+    ("once", "serve one client, then exit")
+    ("help,h", "this help");
+  po::variables_map vm = run_parser(argc, argv, all, nullptr);
+  if (vm.count("help")) {
+    s.help = true;
+    *help_text = help_of("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time), until killed.", all);
+    return s;
+  }
+  finish_common(s, vm, gid);
+  s.once = vm.count("once") > 0;
+  return s;
+}
+
+DevicesOptions parse_devices(int argc, char** argv, std::string* help_text) {
+  DevicesOptions d;
+  po::options_description all("Options");
+  all.add_options()("json", "machine-readable output")("help,h", "this help");
+  po::variables_map vm = run_parser(argc, argv, all, nullptr);
+  d.json = vm.count("json") > 0;
+  if (vm.count("help")) {
+    d.help = true;
+    *help_text = help_of("usage: rdmasweep devices [--json]", all);
+  }
+  return d;
+}
+
+std::string default_out_path() {
+  char stamp[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  struct stat st {};
+  std::string dir = (::stat("reports", &st) == 0 && S_ISDIR(st.st_mode)) ? "reports/" : "";
+  return dir + "rdmasweep-" + stamp + ".json";
+}
+
+}  // namespace rdmasweep::cli

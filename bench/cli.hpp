@@ -1,0 +1,54 @@
+// Command-line parsing (Boost.Program_options) into small option structs.
+// perftest's short flags are kept where they mean the same thing.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/sweep.hpp"
+
+namespace rdmasweep::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Common {
+  FabricConfig fabric;
+  uint16_t port = 18515;
+  int timeout_s = 10;  // handshake steps and peer silence
+  bool help = false;
+};
+
+struct ClientOptions : Common {
+  std::string host;
+  std::string config_file;
+  SweepSpec spec;
+  std::string out;  // results file; the histogram file goes beside it
+  bool progress = true;
+  std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
+};
+
+struct ServerOptions : Common {
+  std::string bind;  // empty: all addresses
+  bool once = false;
+};
+
+struct DevicesOptions {
+  bool json = false;
+  bool help = false;
+};
+
+// Each throws UsageError with one line naming the bad option; with --help, sets
+// help and leaves the text in *help_text.
+ClientOptions parse_client(int argc, char** argv, std::string* help_text);
+ServerOptions parse_server(int argc, char** argv, std::string* help_text);
+DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
+
+std::string default_out_path();
+
+}  // namespace rdmasweep::cli

@@ -1,0 +1,162 @@
+// `rdmasweep client`: expands the sweep, registers one Google Benchmark per point
+// and drives each through the engine against a remote `rdmasweep server`.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/cli.hpp"
+#include "bench/commands.hpp"
+#include "bench/reporter.hpp"
+#include "core/session.hpp"
+#include "core/sweep.hpp"
+
+namespace rdmasweep {
+
+namespace {
+
+// One line on stderr, rewritten in place, only when stderr is a terminal.
+class Progress {
+ public:
+  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)), start_(Clock::now()) {}
+  void starting(const std::string& name) {
+    if (!enabled_) return;
+    ++index_;
+    std::string eta = "--:--";
+    if (index_ > 1) {
+      double per = std::chrono::duration<double>(Clock::now() - start_).count() / static_cast<double>(index_ - 1);
+      long left = static_cast<long>(per * static_cast<double>(total_ - index_ + 1));
+      char b[32];
+      std::snprintf(b, sizeof b, "%ld:%02ld", left / 60, left % 60);
+      eta = b;
+    }
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ETA %s", index_, total_, name.c_str(), eta.c_str());
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  size_t total_, index_ = 0;
+  bool enabled_;
+  Clock::time_point start_;
+};
+
+nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, const control::Hello& server,
+                            size_t points) {
+  control::Hello me = f.hello();
+  auto side = [](const control::Hello& h) {
+    return nlohmann::json{{"host", h.host},         {"device", h.device},     {"firmware", h.firmware},
+                          {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
+                          {"kernel", h.kernel},     {"tool_version", h.tool_version}};
+  };
+  nlohmann::json sweep = {{"op", o.spec.op},          {"mode", o.spec.mode},
+                          {"qps", o.spec.qps},        {"size", o.spec.size},
+                          {"cq_depth", o.spec.cq_depth}, {"tx_depth", o.spec.tx_depth},
+                          {"rx_depth", o.spec.rx_depth}, {"post_list", o.spec.post_list},
+                          {"signal_every", o.spec.signal_every}, {"inline_size", o.spec.inline_size},
+                          {"poll_batch", o.spec.poll_batch}, {"iters", o.spec.iters},
+                          {"duration", o.spec.duration}, {"warmup", o.spec.warmup},
+                          {"repetitions", o.spec.repetitions}};
+  return {{"schema_version", kResultsSchemaVersion},
+          {"tool", "rdmasweep"},
+          {"tool_version", RDMASWEEP_VERSION},
+          {"git_revision", RDMASWEEP_GIT_REV},
+          {"host_name", me.host},
+          {"device", me.device},
+          {"firmware", me.firmware},
+          {"link_layer", me.link_layer},
+          {"mtu", me.active_mtu},
+          {"rate_gbps", me.rate_gbps},
+          {"kernel", me.kernel},
+          {"port", f.dev.port()},
+          {"gid_index", f.gid.index},
+          {"gid", gid_to_string(f.gid.gid)},
+          {"gid_type", f.gid.type},
+          {"peer_host", o.host},
+          {"client", side(me)},
+          {"server", side(server)},
+          {"sweep_file", o.config_file},
+          {"sweep", sweep},
+          {"points", points},
+          {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
+          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
+}
+
+}  // namespace
+
+int client_main(int argc, char** argv) {
+  std::string help;
+  cli::ClientOptions o = cli::parse_client(argc, argv, &help);
+  if (o.help) {
+    std::cout << help;
+    return kOk;
+  }
+  std::vector<TestConfig> points = expand(o.spec);  // ConfigError: nothing created yet
+  check_writable(o.out);
+  LocalFabric fabric = LocalFabric::open(o.fabric);
+  for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
+  std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s)\n", fabric.dev.name().c_str(),
+               fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
+               fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size());
+
+  SessionOptions so;
+  so.timeout = std::chrono::seconds(o.timeout_s);
+  so.interrupted = &g_interrupted;
+  ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
+
+  PointStore store;
+  std::string abort_reason;
+  Progress progress(points.size() * o.spec.repetitions, o.progress);
+  for (const TestConfig& cfg : points) {
+    std::string name = point_name(cfg);
+    benchmark::RegisterBenchmark(name.c_str(), [&, cfg, name](benchmark::State& st) {
+      for (auto _ : st) {
+        if (!abort_reason.empty()) {
+          st.SkipWithError(("not run: " + abort_reason).c_str());
+          break;
+        }
+        progress.starting(name);
+        try {
+          PointResult r = session.run(cfg);
+          st.SetIterationTime(r.seconds);
+          for (const auto& [k, v] : figures(r)) st.counters[k] = v;
+          if (r.latency) st.SetLabel(latency_kind(cfg));
+          store[name].push_back(std::move(r));
+        } catch (const std::exception& e) {
+          if (g_interrupted) abort_reason = "interrupted";
+          else if (session.broken()) abort_reason = std::string("an earlier point failed: ") + e.what();
+          st.SkipWithError(e.what());
+        }
+      }
+    })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(static_cast<int>(o.spec.repetitions))
+        ->ReportAggregatesOnly(false)
+        ->Unit(benchmark::kMillisecond);
+  }
+
+  std::vector<char*> gb_argv{argv[0]};
+  for (const std::string& a : o.benchmark_args) gb_argv.push_back(const_cast<char*>(a.c_str()));
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return kUsage;
+
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), store, abort_reason);
+  size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
+  session.close(abort_reason);
+  SweepReporter::clear_progress_line();
+  std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; results: %s, histograms: %s\n", ran,
+               reporter.failed(), o.out.c_str(), reporter.hist_path().c_str());
+  if (g_interrupted) return kInterrupted;
+  if (ran == 0) {
+    std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");
+    return kFailed;
+  }
+  return reporter.failed() > 0 ? kFailed : kOk;
+}
+
+}  // namespace rdmasweep

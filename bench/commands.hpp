@@ -1,0 +1,17 @@
+// The subcommands of the rdmasweep tool. Each returns the process exit code.
+#pragma once
+
+#include <atomic>
+
+namespace rdmasweep {
+
+// Exit codes shared by every subcommand.
+enum Exit : int { kOk = 0, kFailed = 1, kUsage = 2, kInterrupted = 130 };
+
+extern std::atomic<bool> g_interrupted;  // set by SIGINT/SIGTERM
+
+int client_main(int argc, char** argv);
+int server_main(int argc, char** argv);
+int devices_main(int argc, char** argv);
+
+}  // namespace rdmasweep

@@ -1,0 +1,157 @@
+#include "bench/reporter.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace rdmasweep {
+
+using nlohmann::json;
+
+std::string hist_path_for(const std::string& out) {
+  const std::string ext = ".json";
+  std::string base = out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0
+                         ? out.substr(0, out.size() - ext.size())
+                         : out;
+  return base + ".hist.json";
+}
+
+// Strict JSON has no NaN or Infinity: such a figure is written as null.
+static json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+SweepReporter::SweepReporter(std::string out_path, json context, const PointStore& store, const std::string& abort_reason)
+    : out_path_(std::move(out_path)), hist_path_(hist_path_for(out_path_)), store_(store), abort_reason_(abort_reason) {
+  doc_["context"] = std::move(context);
+  doc_["benchmarks"] = json::array();
+  hist_doc_ = {{"schema_version", kResultsSchemaVersion}, {"results_file", out_path_}, {"points", json::object()}};
+}
+
+bool SweepReporter::ReportContext(const Context& ctx) {
+  json& c = doc_["context"];
+  char date[64];
+  std::time_t t = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
+  c["date"] = date;
+  c["executable"] = Context::executable_name ? Context::executable_name : "rdmasweep";
+  c["num_cpus"] = ctx.cpu_info.num_cpus;
+  c["mhz_per_cpu"] = static_cast<int64_t>(ctx.cpu_info.cycles_per_second / 1e6);
+  c["cpu_scaling_enabled"] = ctx.cpu_info.scaling == benchmark::CPUInfo::ENABLED;
+  c["load_avg"] = ctx.cpu_info.load_avg;
+  c["library_build_type"] = "release";
+  c["incomplete"] = true;
+  name_width_ = std::max<size_t>(ctx.name_field_width, 20);
+  write_files();
+  return true;
+}
+
+void SweepReporter::clear_progress_line() {
+  if (isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);
+}
+
+void SweepReporter::print_header() {
+  std::printf("%-*s %10s %9s %9s %9s %9s %9s %9s %9s\n", static_cast<int>(name_width_), "point", "messages", "Gb/s",
+              "Mmsg/s", "min us", "p50 us", "p99 us", "p99.9 us", "max us");
+  header_printed_ = true;
+}
+
+static double counter(const benchmark::BenchmarkReporter::Run& r, const char* name) {
+  auto it = r.counters.find(name);
+  return it == r.counters.end() ? NAN : it->second.value;
+}
+
+void SweepReporter::print_row(const Run& r) {
+  if (!header_printed_) print_header();
+  std::string name = r.run_name.function_name;
+  if (r.run_type == Run::RT_Aggregate) name += "_" + r.aggregate_name;
+  if (r.error_occurred) {
+    std::printf("%-*s ERROR: %s\n", static_cast<int>(name_width_), name.c_str(), r.error_message.c_str());
+    return;
+  }
+  auto col = [](double v, double scale) {
+    char b[32];
+    if (std::isnan(v)) std::snprintf(b, sizeof b, "%9s", "-");
+    else std::snprintf(b, sizeof b, "%9.3f", v * scale);
+    return std::string(b);
+  };
+  bool pct = r.run_type == Run::RT_Aggregate && r.aggregate_unit == benchmark::kPercentage;
+  double gbps = pct ? counter(r, "bytes_per_second") * 100 : counter(r, "bytes_per_second") * 8 / 1e9;
+  double mmsg = pct ? counter(r, "items_per_second") * 100 : counter(r, "items_per_second") / 1e6;
+  std::printf("%-*s %10.0f %s %s %s %s %s %s %s%s\n", static_cast<int>(name_width_), name.c_str(), counter(r, "messages"),
+              col(gbps, 1).c_str(), col(mmsg, 1).c_str(), col(counter(r, "lat_min_us"), 1).c_str(),
+              col(counter(r, "lat_p50_us"), 1).c_str(), col(counter(r, "lat_p99_us"), 1).c_str(),
+              col(counter(r, "lat_p999_us"), 1).c_str(), col(counter(r, "lat_max_us"), 1).c_str(), pct ? "  (%)" : "");
+}
+
+void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
+  clear_progress_line();
+  for (const Run& r : runs) {
+    print_row(r);
+    const std::string point = r.run_name.function_name;
+    json b;
+    b["name"] = r.run_type == Run::RT_Aggregate ? point + "_" + r.aggregate_name : point;
+    b["family_index"] = r.family_index;
+    b["per_family_instance_index"] = r.per_family_instance_index;
+    b["run_name"] = point;
+    b["run_type"] = r.run_type == Run::RT_Iteration ? "iteration" : "aggregate";
+    b["repetitions"] = r.repetitions;
+    if (r.run_type == Run::RT_Iteration) b["repetition_index"] = r.repetition_index;
+    b["threads"] = r.threads;
+    if (r.run_type == Run::RT_Aggregate) {
+      b["aggregate_name"] = r.aggregate_name;
+      b["aggregate_unit"] = r.aggregate_unit == benchmark::kPercentage ? "percentage" : "time";
+    }
+    if (r.error_occurred) {
+      ++failed_;
+      b["error_occurred"] = true;
+      b["error_message"] = r.error_message;
+    } else {
+      b["iterations"] = r.iterations;
+      b["real_time"] = number(r.GetAdjustedRealTime());
+      b["cpu_time"] = number(r.GetAdjustedCPUTime());
+      b["time_unit"] = benchmark::GetTimeUnitString(r.time_unit);
+      for (const auto& [k, c] : r.counters) b[k] = number(c.value);
+    }
+    if (!r.report_label.empty()) b["label"] = r.report_label;
+    doc_["benchmarks"].push_back(std::move(b));
+
+    // Histograms: one per point, merged over its repetitions.
+    auto it = store_.find(point);
+    if (r.run_type == Run::RT_Iteration && it != store_.end() && !hist_doc_["points"].contains(point)) {
+      json p;
+      Histogram merged;
+      bool lat = false;
+      json per_qp = json::array();
+      for (const PointResult& pr : it->second) {
+        if (pr.latency) {
+          merged.merge(pr.hist);
+          lat = true;
+        }
+        per_qp.push_back(pr.per_qp);
+      }
+      p["config"] = it->second.front().cfg;
+      p["per_qp_messages"] = per_qp;  // one array per repetition
+      if (lat) {
+        p["latency_kind"] = latency_kind(it->second.front().cfg);
+        p["histogram"] = histogram_json(merged);
+      }
+      hist_doc_["points"][point] = std::move(p);
+    }
+  }
+  std::fflush(stdout);
+  write_files();
+}
+
+void SweepReporter::Finalize() {
+  doc_["context"]["incomplete"] = !abort_reason_.empty();
+  if (!abort_reason_.empty()) doc_["context"]["incomplete_reason"] = abort_reason_;
+  write_files();
+}
+
+void SweepReporter::write_files() {
+  write_json_atomic(out_path_, doc_);
+  write_json_atomic(hist_path_, hist_doc_);
+}
+
+}  // namespace rdmasweep

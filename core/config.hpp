@@ -1,0 +1,80 @@
+// One small struct per concern, validated once before any verbs object exists.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rdmasweep {
+
+enum class Op : uint8_t { Send, Write, Read };
+enum class Mode : uint8_t { Bw, Lat };
+
+const char* to_string(Op op);
+const char* to_string(Mode m);
+Op parse_op(const std::string& s);      // throws ConfigError
+Mode parse_mode(const std::string& s);  // throws ConfigError
+
+class ConfigError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Which device, port and GID this side uses. Never sent to the peer: each side picks its own.
+struct FabricConfig {
+  std::string device;  // empty: the first device
+  uint8_t port = 1;
+  int gid_index = -1;  // -1: the port's RoCE v2 IPv4-mapped GID
+};
+
+// What is measured.
+struct Workload {
+  Op op = Op::Send;
+  Mode mode = Mode::Bw;
+  uint32_t qps = 1;
+  uint64_t size = 65536;   // payload bytes per message
+  uint64_t iters = 1000;   // measured messages (bw) or round trips (lat) per QP
+  double duration = 0;     // seconds; > 0 selects duration mode and ignores iters
+  uint64_t warmup = 100;   // per QP, excluded from every figure
+};
+
+// How the post/poll loop runs. Everything here is decided before the loop starts.
+struct LoopKnobs {
+  uint32_t tx_depth = 128;     // send-queue depth per QP
+  uint32_t rx_depth = 512;     // receives kept posted per QP (SEND only)
+  uint32_t cq_depth = 0;       // 0: exactly what all QPs can have outstanding
+  uint32_t post_list = 1;      // WRs chained in one ibv_post_send
+  uint32_t signal_every = 32;  // one signaled WR per this many (selective signaling)
+  uint32_t inline_size = 0;    // messages up to this many bytes are sent inline
+  uint32_t poll_batch = 16;    // WCs asked for per ibv_poll_cq
+};
+
+struct TestConfig {
+  Workload work;
+  LoopKnobs knobs;
+};
+
+// Throws ConfigError naming the field and why. Device limits are checked later, by
+// the connection, against the opened device.
+void validate(const TestConfig& c);
+
+// Signal interval the loops actually use: READ latency needs every completion.
+uint32_t effective_signal_every(const TestConfig& c);
+
+// CQ entries one side can have outstanding: per QP, its signaled sends plus, for
+// SEND, its posted receives. The shared CQ must hold at least this many.
+uint64_t required_cq_entries(const TestConfig& c);
+uint32_t cq_depth_for(const TestConfig& c);  // knobs.cq_depth, or the requirement when 0
+
+// Benchmark name that encodes the point, e.g. "write/bw/qps:16/size:4096/cq:1024".
+std::string point_name(const TestConfig& c);
+
+void to_json(nlohmann::json& j, const TestConfig& c);
+void from_json(const nlohmann::json& j, TestConfig& c);  // strict: unknown keys rejected
+
+// Parses "4096", "4k", "64K", "1m", "1MiB" into bytes; throws ConfigError.
+uint64_t parse_size(const std::string& s);
+
+}  // namespace rdmasweep

@@ -1,0 +1,133 @@
+#include "core/connection.hpp"
+
+#include <random>
+#include <string>
+
+#include "core/verbs/errors.hpp"
+#include "core/wr_id.hpp"
+
+namespace rdmasweep {
+
+using verbs::Error;
+
+static void limit(bool ok, const std::string& what, uint64_t asked, const std::string& limit_name, uint64_t limit_value,
+                  const std::string& fix) {
+  if (!ok)
+    throw Error(what + " " + std::to_string(asked) + " is over the device's " + limit_name + " (" +
+                std::to_string(limit_value) + "): " + fix);
+}
+
+void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
+  const ibv_device_attr& a = dev.attr();
+  const ibv_port_attr& p = dev.port_attr();
+  if (p.state != IBV_PORT_ACTIVE)
+    throw Error("port " + std::to_string(dev.port()) + " of " + dev.name() + " is " + verbs::port_state_name(p.state) +
+                ", not ACTIVE: check the cable/link, or for Soft-RoCE that its netdev is up");
+  limit(c.work.qps <= static_cast<uint64_t>(a.max_qp), "QP count", c.work.qps, "max_qp", a.max_qp, "lower --qps");
+  limit(c.work.qps <= WrId::kMaxQps, "QP count", c.work.qps, "wr_id QP field", WrId::kMaxQps, "lower --qps");
+  limit(cq_depth_for(c) <= static_cast<uint64_t>(a.max_cqe), "CQ depth", cq_depth_for(c), "max_cqe", a.max_cqe,
+        "lower --qps, --tx-depth or --rx-depth, or raise --signal-every");
+  limit(c.knobs.tx_depth <= static_cast<uint64_t>(a.max_qp_wr), "send-queue depth", c.knobs.tx_depth, "max_qp_wr",
+        a.max_qp_wr, "lower --tx-depth");
+  if (c.work.op == Op::Send)
+    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
+          a.max_qp_wr, "lower --rx-depth");
+  if (p.max_msg_sz != 0)
+    limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
+}
+
+bool posts_receives(const TestConfig& c, Role role) {
+  return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target);
+}
+
+static int mr_access(const TestConfig& c, Role role) {
+  // Only the remote access the operation needs: rkeys of SEND tests open nothing.
+  int acc = IBV_ACCESS_LOCAL_WRITE;
+  if (c.work.op == Op::Write && (role == Role::Target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
+  if (c.work.op == Op::Read && role == Role::Target) acc |= IBV_ACCESS_REMOTE_READ;
+  return acc;
+}
+
+TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r)
+    : dev(d), cfg(c), role(r), gid(g) {
+  validate(cfg);
+  check_device_limits(cfg, dev);
+  slot_bytes = (cfg.work.size + 63) / 64 * 64;
+  regions = cfg.work.mode == Mode::Lat ? cfg.work.qps : 1;
+  uint64_t bytes = 2 * slot_bytes * regions;
+  if (bytes > (uint64_t{8} << 30))
+    throw Error("latency test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
+                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers: lower --qps or --size");
+  use_inline = cfg.work.op != Op::Read && cfg.work.size <= cfg.knobs.inline_size;
+  rd_atomic = static_cast<uint8_t>(std::min({16, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom}));
+  if (rd_atomic == 0) rd_atomic = 1;
+
+  pd = verbs::ProtectionDomain(dev);
+  mr = verbs::MemoryRegion(pd, bytes, mr_access(cfg, role));
+  cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)));
+  verbs::QpCaps caps;
+  caps.max_send_wr = cfg.knobs.tx_depth;
+  caps.max_recv_wr = posts_receives(cfg, role) ? cfg.knobs.rx_depth : 1;
+  caps.max_inline = use_inline ? cfg.knobs.inline_size : 0;
+  std::mt19937 rng(std::random_device{}());
+  qps.reserve(cfg.work.qps);
+  psn.reserve(cfg.work.qps);
+  for (uint32_t i = 0; i < cfg.work.qps; ++i) {
+    qps.emplace_back(pd, cq, caps);
+    qps.back().to_init(dev.port(), mr_access(cfg, role) & ~IBV_ACCESS_LOCAL_WRITE);
+    psn.push_back(rng() & 0xffffff);
+  }
+}
+
+control::Endpoint TestResources::local_endpoint() const {
+  control::Endpoint e;
+  e.lid = dev.port_attr().lid;
+  e.gid = gid_to_string(gid.gid);
+  e.mtu = static_cast<uint8_t>(dev.port_attr().active_mtu);
+  e.rkey = mr.rkey();
+  e.addr = reinterpret_cast<uint64_t>(mr.data());
+  e.slot_bytes = slot_bytes;
+  e.regions = regions;
+  for (size_t i = 0; i < qps.size(); ++i) {
+    e.qpn.push_back(qps[i].qpn());
+    e.psn.push_back(psn[i]);
+  }
+  return e;
+}
+
+void TestResources::connect(const control::Endpoint& peer) {
+  if (peer.qpn.size() != qps.size())
+    throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
+  if (peer.slot_bytes < slot_bytes || peer.regions != regions)
+    throw Error("peer's buffer layout does not match this test: run the same rdmasweep version on both sides");
+  verbs::PeerAddress pa;
+  pa.lid = peer.lid;
+  pa.use_gid = dev.is_ethernet() || pa.lid == 0;
+  if (!gid_from_string(peer.gid, &pa.gid)) throw Error("peer sent an invalid GID '" + peer.gid + "'");
+  pa.sgid_index = static_cast<uint8_t>(gid.index);
+  pa.mtu = static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu));
+  for (size_t i = 0; i < qps.size(); ++i) {
+    pa.qpn = peer.qpn[i];
+    pa.psn = peer.psn[i];
+    qps[i].to_rtr(pa, dev.port(), rd_atomic);
+    qps[i].to_rts(psn[i], rd_atomic);
+  }
+  remote = RemoteBuffer{peer.addr, peer.rkey, peer.slot_bytes, peer.regions};
+
+  if (!posts_receives(cfg, role)) return;
+  // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
+  for (uint32_t q = 0; q < qps.size(); ++q) {
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(cfg.work.size), mr.lkey()};
+    for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      ibv_recv_wr wr{};
+      wr.wr_id = WrId::encode(q, s);
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      verbs::check_rc(ibv_post_recv(qps[q].get(), &wr, &bad),
+                      "ibv_post_recv(QP " + std::to_string(q) + ", receive " + std::to_string(s) + ")");
+    }
+  }
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,68 @@
+// Setup, kept apart from the fast path: the verbs objects of one test, sized from
+// its configuration and checked against the device, and bringing N QPs to RTS.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/control/protocol.hpp"
+#include "core/gid.hpp"
+#include "core/verbs/completion_queue.hpp"
+#include "core/verbs/device.hpp"
+#include "core/verbs/memory_region.hpp"
+#include "core/verbs/protection_domain.hpp"
+#include "core/verbs/queue_pair.hpp"
+
+namespace rdmasweep {
+
+enum class Role : uint8_t { Initiator, Target };  // client posts the measured operations; server answers
+
+// Throws verbs::Error naming the limit and its value when `c` asks for more than
+// the device or port can give. Nothing is created before this passes.
+void check_device_limits(const TestConfig& c, const verbs::Device& dev);
+
+// Where the peer's buffer is, for RDMA WRITE and READ.
+struct RemoteBuffer {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint64_t slot_bytes = 0;
+  uint32_t regions = 1;
+  uint64_t rx_region(uint32_t qp) const { return addr + (regions == 1 ? 0 : qp) * slot_bytes; }
+};
+
+class TestResources {
+ public:
+  TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role);
+
+  control::Endpoint local_endpoint() const;
+  // Brings every QP to RTS against the peer's endpoint, then posts the initial receives.
+  void connect(const control::Endpoint& peer);
+
+  // Buffer layout: [rx area: regions x slot][tx area: regions x slot]. Latency tests
+  // give each QP its own region (completion is seen in memory); bandwidth tests share one.
+  char* rx_region(uint32_t qp) const { return mr.data() + (regions == 1 ? 0 : qp) * slot_bytes; }
+  char* tx_region(uint32_t qp) const { return rx_region(qp) + regions * slot_bytes; }
+
+  const verbs::Device& dev;
+  TestConfig cfg;
+  Role role;
+  GidEntry gid;
+  uint64_t slot_bytes = 0;
+  uint32_t regions = 1;
+  bool use_inline = false;
+  uint8_t rd_atomic = 1;
+  RemoteBuffer remote;
+
+  // Declared in dependency order: destroyed QPs first, PD last.
+  verbs::ProtectionDomain pd;
+  verbs::MemoryRegion mr;
+  verbs::CompletionQueue cq;
+  std::vector<verbs::QueuePair> qps;
+  std::vector<uint32_t> psn;
+};
+
+// True when this side posts receives for the test (SEND: the target in bw, both in lat).
+bool posts_receives(const TestConfig& c, Role role);
+
+}  // namespace rdmasweep

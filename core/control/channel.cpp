@@ -1,0 +1,223 @@
+#include "core/control/channel.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <cstring>
+#include <thread>
+
+namespace rdmasweep::control {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+static const std::atomic<bool>* g_interrupt = nullptr;
+void Channel::set_interrupt_flag(const std::atomic<bool>* flag) { g_interrupt = flag; }
+static void throw_if_interrupted() {
+  if (g_interrupt && g_interrupt->load()) throw ChannelError("interrupted");
+}
+
+static void tune(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Keepalive notices a peer host that vanished without closing the connection.
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int idle = 5, intvl = 2, cnt = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+}
+
+Channel::Channel(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) { tune(fd_); }
+Channel::Channel(Channel&& o) noexcept : fd_(std::exchange(o.fd_, -1)), peer_(std::move(o.peer_)), in_(std::move(o.in_)) {}
+Channel& Channel::operator=(Channel&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    peer_ = std::move(o.peer_);
+    in_ = std::move(o.in_);
+  }
+  return *this;
+}
+Channel::~Channel() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Channel Channel::connect(const std::string& host, uint16_t port, milliseconds timeout) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::string where = host + ":" + std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0)
+    throw ChannelError("cannot resolve server '" + host + "': " + gai_strerror(rc));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+  auto deadline = Clock::now() + timeout;
+  std::string last = "timed out";
+  auto backoff = milliseconds(20);
+  while (true) {
+    for (addrinfo* a = res; a; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+      if (fd < 0) continue;
+      int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+      if (rc != 0 && errno == EINPROGRESS) {
+        auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+        pollfd p{fd, POLLOUT, 0};
+        if (::poll(&p, 1, static_cast<int>(std::max<long>(left, 1))) == 1) {
+          int err = 0;
+          socklen_t len = sizeof err;
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+          rc = err == 0 ? 0 : -1;
+          errno = err;
+        } else {
+          errno = ETIMEDOUT;
+        }
+      }
+      if (rc == 0) {
+        // Back to blocking mode: every read and write goes through poll with a deadline.
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        return Channel(fd, where);
+      }
+      last = std::strerror(errno);
+      ::close(fd);
+    }
+    throw_if_interrupted();
+    if (Clock::now() + backoff >= deadline) break;
+    std::this_thread::sleep_for(backoff);  // retry: the server may still be starting
+    backoff = std::min(backoff * 2, milliseconds(500));
+  }
+  throw ChannelError("cannot reach rdmasweep server at " + where + ": " + last +
+                     " (is `rdmasweep server` running there, and is the port open in its firewall?)");
+}
+
+void Channel::send(MsgType type, const nlohmann::json& body) {
+  std::string frame = encode_frame(type, body);
+  size_t off = 0;
+  while (off < frame.size()) {
+    ssize_t n = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        pollfd p{fd_, POLLOUT, 0};
+        if (::poll(&p, 1, 10000) != 1) throw ChannelError("control channel to " + peer_ + ": send timed out");
+        continue;
+      }
+      throw ChannelError("control channel to " + peer_ + " lost: " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+bool Channel::fill(int timeout_ms) {
+  pollfd p{fd_, POLLIN, 0};
+  int rc = ::poll(&p, 1, timeout_ms);
+  if (rc < 0 && errno == EINTR) return false;
+  if (rc < 0) throw ChannelError(std::string("poll on control channel: ") + std::strerror(errno));
+  if (rc == 0) return false;
+  char buf[65536];
+  ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0) throw ChannelError("peer " + peer_ + " closed the control connection");
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) return false;
+    throw ChannelError("control channel to " + peer_ + " lost: " + std::strerror(errno));
+  }
+  in_.append(buf, static_cast<size_t>(n));
+  return true;
+}
+
+std::optional<Message> Channel::take() {
+  if (in_.size() < kHeaderBytes) return std::nullopt;
+  Header h = decode_header(reinterpret_cast<const uint8_t*>(in_.data()));
+  if (in_.size() < kHeaderBytes + h.length) return std::nullopt;
+  std::string payload = in_.substr(kHeaderBytes, h.length);
+  in_.erase(0, kHeaderBytes + h.length);
+  return Message{h.type, decode_payload(payload)};
+}
+
+Message Channel::recv(milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (true) {
+    if (auto m = take()) return std::move(*m);
+    throw_if_interrupted();
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0)
+      throw ChannelError("peer " + peer_ + " sent nothing for " + std::to_string(timeout.count() / 1000) +
+                         " s: is it still running? (raise --timeout for very long tests)");
+    fill(static_cast<int>(std::min<long>(left, 1000)));
+  }
+}
+
+nlohmann::json Channel::expect(MsgType expected, milliseconds timeout) {
+  Message m = recv(timeout);
+  if (m.type == MsgType::Error) throw ChannelError("peer " + peer_ + " reported: " + error_from_json(m.body));
+  if (m.type != expected)
+    throw ProtocolError(std::string("expected ") + to_string(expected) + " from " + peer_ + ", got " + to_string(m.type));
+  return std::move(m.body);
+}
+
+std::optional<Message> Channel::try_recv() {
+  if (auto m = take()) return m;
+  fill(0);
+  return take();
+}
+
+Listener::Listener(const std::string& bind_addr, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  const char* node = bind_addr.empty() ? nullptr : bind_addr.c_str();
+  if (int rc = getaddrinfo(node, std::to_string(port).c_str(), &hints, &res); rc != 0)
+    throw ChannelError("cannot resolve bind address '" + bind_addr + "': " + gai_strerror(rc));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+  // Prefer IPv6 any-address (accepts IPv4 too) when no address is given.
+  addrinfo* pick = res;
+  for (addrinfo* a = res; a && !node; a = a->ai_next)
+    if (a->ai_family == AF_INET6) pick = a;
+  fd_ = ::socket(pick->ai_family, pick->ai_socktype | SOCK_CLOEXEC, pick->ai_protocol);
+  if (fd_ < 0) throw ChannelError(std::string("socket: ") + std::strerror(errno));
+  int one = 1, zero = 0;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (pick->ai_family == AF_INET6) setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (::bind(fd_, pick->ai_addr, pick->ai_addrlen) != 0 || ::listen(fd_, 4) != 0) {
+    std::string err = std::strerror(errno);
+    ::close(fd_);
+    throw ChannelError("cannot listen on " + (bind_addr.empty() ? std::string("*") : bind_addr) + ":" +
+                       std::to_string(port) + ": " + err + " (another server running? pick another --port)");
+  }
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len);
+  port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                         : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+
+Listener::~Listener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<Channel> Listener::accept(milliseconds timeout) {
+  pollfd p{fd_, POLLIN, 0};
+  int rc = ::poll(&p, 1, timeout.count() < 0 ? -1 : static_cast<int>(timeout.count()));
+  if (rc <= 0) return std::nullopt;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+  getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
+  return Channel(fd, std::string(host) + ":" + serv);
+}
+
+}  // namespace rdmasweep::control

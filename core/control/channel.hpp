@@ -1,0 +1,79 @@
+// The TCP control channel: framed messages with deadlines. Nothing here blocks
+// without a timeout, so a dead or silent peer always ends in an error, never a hang.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/control/protocol.hpp"
+
+namespace rdmasweep::control {
+
+class ChannelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Message {
+  MsgType type;
+  nlohmann::json body;
+};
+
+class Channel {
+ public:
+  Channel() = default;
+  explicit Channel(int fd, std::string peer);
+  Channel(Channel&& o) noexcept;
+  Channel& operator=(Channel&& o) noexcept;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel();
+
+  // Connects to host:port, retrying refused connections until `timeout` (the
+  // server may still be starting). Throws ChannelError with one clear line.
+  static Channel connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
+
+  void send(MsgType type, const nlohmann::json& body = nlohmann::json::object());
+  // Waits up to `timeout` for one whole message. Throws on timeout, EOF or a bad frame.
+  Message recv(std::chrono::milliseconds timeout);
+  // Receives a message of `expected` type; an ERROR message from the peer becomes ChannelError.
+  nlohmann::json expect(MsgType expected, std::chrono::milliseconds timeout);
+  // Returns a message only if one has fully arrived; never blocks. Used from the
+  // receiver's loop while it is idle.
+  std::optional<Message> try_recv();
+
+  const std::string& peer() const { return peer_; }
+  // Blocking waits end with ChannelError("interrupted") once *flag is set (SIGINT/SIGTERM).
+  static void set_interrupt_flag(const std::atomic<bool>* flag);
+  int fd() const { return fd_; }
+
+ private:
+  bool fill(int timeout_ms);  // reads what is available; false on timeout
+  std::optional<Message> take();
+
+  int fd_ = -1;
+  std::string peer_;
+  std::string in_;
+};
+
+class Listener {
+ public:
+  Listener(const std::string& bind_addr, uint16_t port);
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  // Waits up to `timeout` (forever when negative) for one client.
+  std::optional<Channel> accept(std::chrono::milliseconds timeout);
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+}  // namespace rdmasweep::control

@@ -1,0 +1,162 @@
+#include "core/control/protocol.hpp"
+
+namespace rdmasweep::control {
+
+using nlohmann::json;
+
+const char* to_string(MsgType t) {
+  switch (t) {
+    case MsgType::Hello: return "HELLO";
+    case MsgType::Setup: return "SETUP";
+    case MsgType::SetupOk: return "SETUP_OK";
+    case MsgType::Connect: return "CONNECT";
+    case MsgType::Ready: return "READY";
+    case MsgType::Done: return "DONE";
+    case MsgType::Result: return "RESULT";
+    case MsgType::Error: return "ERROR";
+    case MsgType::Bye: return "BYE";
+  }
+  return "?";
+}
+
+static void put_be(std::string& s, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+static uint64_t get_be(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+std::string encode_frame(MsgType type, const json& body) {
+  std::string payload = body.dump();
+  if (payload.size() > kMaxPayload) throw ProtocolError("control message too large: " + std::to_string(payload.size()) + " bytes");
+  std::string s = "RDSW";
+  put_be(s, kProtocolVersion, 2);
+  put_be(s, static_cast<uint16_t>(type), 2);
+  put_be(s, payload.size(), 4);
+  return s + payload;
+}
+
+Header decode_header(const uint8_t* p) {
+  if (p[0] != 'R' || p[1] != 'D' || p[2] != 'S' || p[3] != 'W')
+    throw ProtocolError("not an rdmasweep control message (bad magic): is another program using this port?");
+  uint16_t version = static_cast<uint16_t>(get_be(p + 4, 2));
+  if (version != kProtocolVersion)
+    throw ProtocolError("peer speaks control protocol " + std::to_string(version) + ", this rdmasweep speaks " +
+                        std::to_string(kProtocolVersion) + ": run the same rdmasweep version on both hosts");
+  uint16_t type = static_cast<uint16_t>(get_be(p + 6, 2));
+  if (type < static_cast<uint16_t>(MsgType::Hello) || type > static_cast<uint16_t>(MsgType::Bye))
+    throw ProtocolError("unknown control message type " + std::to_string(type));
+  uint32_t len = static_cast<uint32_t>(get_be(p + 8, 4));
+  if (len > kMaxPayload) throw ProtocolError("control message length " + std::to_string(len) + " is over the limit");
+  return Header{static_cast<MsgType>(type), len};
+}
+
+json decode_payload(const std::string& payload) {
+  json j = json::parse(payload, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw ProtocolError("control message payload is not a JSON object");
+  return j;
+}
+
+// Typed field access that turns every type or range problem into a ProtocolError.
+template <typename T>
+static T field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) throw ProtocolError(std::string("control message lacks '") + key + "'");
+  try {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!it->is_string()) throw ProtocolError("");
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!it->is_number()) throw ProtocolError("");
+    } else {
+      if (!it->is_number_unsigned() || it->template get<uint64_t>() > std::numeric_limits<T>::max()) throw ProtocolError("");
+    }
+    return it->template get<T>();
+  } catch (const std::exception&) {
+    throw ProtocolError(std::string("control message field '") + key + "' has the wrong type or range");
+  }
+}
+
+template <typename T>
+static std::vector<T> array_field(const json& j, const char* key, uint32_t expected) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) throw ProtocolError(std::string("control message lacks array '") + key + "'");
+  if (it->size() != expected)
+    throw ProtocolError(std::string("control message array '") + key + "' has " + std::to_string(it->size()) +
+                        " entries, expected " + std::to_string(expected));
+  std::vector<T> out;
+  out.reserve(expected);
+  for (const json& v : *it) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
+      throw ProtocolError(std::string("control message array '") + key + "' holds a bad value");
+    out.push_back(v.get<T>());
+  }
+  return out;
+}
+
+json to_json(const Hello& h) {
+  return {{"protocol", h.protocol}, {"tool_version", h.tool_version}, {"host", h.host},
+          {"device", h.device},     {"firmware", h.firmware},         {"link_layer", h.link_layer},
+          {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
+          {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe}};
+}
+
+Hello hello_from_json(const json& j) {
+  Hello h;
+  h.protocol = field<uint32_t>(j, "protocol");
+  h.tool_version = field<std::string>(j, "tool_version");
+  h.host = field<std::string>(j, "host");
+  h.device = field<std::string>(j, "device");
+  h.firmware = field<std::string>(j, "firmware");
+  h.link_layer = field<std::string>(j, "link_layer");
+  h.kernel = field<std::string>(j, "kernel");
+  h.active_mtu = field<uint32_t>(j, "active_mtu");
+  h.rate_gbps = field<double>(j, "rate_gbps");
+  h.max_qp = field<uint32_t>(j, "max_qp");
+  h.max_cqe = field<uint32_t>(j, "max_cqe");
+  return h;
+}
+
+json to_json(const Endpoint& e) {
+  return {{"lid", e.lid},   {"gid", e.gid},       {"mtu", e.mtu},         {"rkey", e.rkey}, {"addr", e.addr},
+          {"slot_bytes", e.slot_bytes}, {"regions", e.regions}, {"qpn", e.qpn}, {"psn", e.psn}};
+}
+
+Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
+  Endpoint e;
+  e.lid = field<uint16_t>(j, "lid");
+  e.gid = field<std::string>(j, "gid");
+  if (e.gid.size() > 64) throw ProtocolError("control message field 'gid' is too long");
+  e.mtu = field<uint8_t>(j, "mtu");
+  if (e.mtu < 1 || e.mtu > 5) throw ProtocolError("control message field 'mtu' is out of range");
+  e.rkey = field<uint32_t>(j, "rkey");
+  e.addr = field<uint64_t>(j, "addr");
+  e.slot_bytes = field<uint64_t>(j, "slot_bytes");
+  e.regions = field<uint32_t>(j, "regions");
+  if (e.regions != 1 && e.regions != expected_qps) throw ProtocolError("control message field 'regions' does not match the QP count");
+  e.qpn = array_field<uint32_t>(j, "qpn", expected_qps);
+  e.psn = array_field<uint32_t>(j, "psn", expected_qps);
+  return e;
+}
+
+json to_json(const Counts& c) { return {{"per_qp", c.per_qp}}; }
+
+Counts counts_from_json(const json& j, uint32_t expected_qps) {
+  return Counts{array_field<uint64_t>(j, "per_qp", expected_qps)};
+}
+
+TestConfig setup_from_json(const json& j) {
+  TestConfig c;
+  try {
+    from_json(j, c);
+    validate(c);
+  } catch (const ConfigError& e) {
+    throw ProtocolError(std::string("bad test configuration from peer: ") + e.what());
+  }
+  return c;
+}
+
+std::string error_from_json(const json& j) { return field<std::string>(j, "message"); }
+
+}  // namespace rdmasweep::control

@@ -1,0 +1,82 @@
+// Control-channel messages. A frame is a 12-byte header (magic "RDSW", protocol
+// version, type, payload length, all big-endian) and a JSON payload. Every decoder
+// checks types, counts and ranges: nothing read from the network reaches the
+// engine unvalidated.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+
+namespace rdmasweep::control {
+
+constexpr uint16_t kProtocolVersion = 1;
+constexpr size_t kHeaderBytes = 12;
+constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
+constexpr uint32_t kMaxQps = 65536;
+
+enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye };
+const char* to_string(MsgType t);
+
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Header {
+  MsgType type;
+  uint32_t length;
+};
+
+std::string encode_frame(MsgType type, const nlohmann::json& body);
+Header decode_header(const uint8_t* p);  // throws ProtocolError
+nlohmann::json decode_payload(const std::string& payload);  // throws ProtocolError
+
+// Who is at the other end: sent both ways at connection time; also fills the
+// results' context with the peer's host and fabric.
+struct Hello {
+  uint32_t protocol = kProtocolVersion;
+  std::string tool_version;
+  std::string host;
+  std::string device;
+  std::string firmware;
+  std::string link_layer;
+  std::string kernel;
+  uint32_t active_mtu = 0;
+  double rate_gbps = 0;
+  uint32_t max_qp = 0;
+  uint32_t max_cqe = 0;
+};
+
+// Everything the peer needs to connect its QPs to ours and address our buffer.
+struct Endpoint {
+  uint16_t lid = 0;
+  std::string gid;  // IPv6 text form
+  uint8_t mtu = 3;  // ibv_mtu enum value (1..5)
+  uint32_t rkey = 0;
+  uint64_t addr = 0;
+  uint64_t slot_bytes = 0;     // bytes per QP region
+  uint32_t regions = 0;        // QP regions in each of the rx and tx areas
+  std::vector<uint32_t> qpn;   // one per QP
+  std::vector<uint32_t> psn;
+};
+
+struct Counts {
+  std::vector<uint64_t> per_qp;
+};
+
+nlohmann::json to_json(const Hello& h);
+Hello hello_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Endpoint& e);
+Endpoint endpoint_from_json(const nlohmann::json& j, uint32_t expected_qps);
+nlohmann::json to_json(const Counts& c);
+Counts counts_from_json(const nlohmann::json& j, uint32_t expected_qps);
+TestConfig setup_from_json(const nlohmann::json& j);  // validated
+std::string error_from_json(const nlohmann::json& j);
+
+}  // namespace rdmasweep::control

@@ -1,0 +1,83 @@
+#include "core/gid.hpp"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+
+#include <cstring>
+
+#include "core/verbs/errors.hpp"
+
+namespace rdmasweep {
+
+std::string gid_to_string(const ibv_gid& g) {
+  char buf[INET6_ADDRSTRLEN];
+  inet_ntop(AF_INET6, g.raw, buf, sizeof buf);
+  return buf;
+}
+
+bool gid_from_string(const std::string& s, ibv_gid* out) { return inet_pton(AF_INET6, s.c_str(), out->raw) == 1; }
+
+bool is_ipv4_mapped(const ibv_gid& g) {
+  static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(g.raw, prefix, sizeof prefix) == 0;
+}
+
+static const char* gid_type_name(uint32_t t) {
+  switch (t) {
+    case IBV_GID_TYPE_IB: return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    default: return "unknown";
+  }
+}
+
+std::vector<GidEntry> gid_table(const verbs::Device& dev) {
+  std::vector<GidEntry> out;
+  int len = dev.port_attr().gid_tbl_len;
+  for (int i = 0; i < len; ++i) {
+    ibv_gid_entry e{};
+    // ENODATA: empty slot. Anything else on the first index is a real error.
+    if (int rc = ibv_query_gid_ex(dev.get(), dev.port(), static_cast<uint32_t>(i), &e, 0); rc != 0) continue;
+    GidEntry g;
+    g.index = i;
+    g.gid = e.gid;
+    g.type = gid_type_name(e.gid_type);
+    if (e.ndev_ifindex != 0) {
+      char name[IF_NAMESIZE] = {};
+      if (if_indextoname(e.ndev_ifindex, name)) g.netdev = name;
+    }
+    g.ipv4_mapped = is_ipv4_mapped(e.gid);
+    out.push_back(g);
+  }
+  return out;
+}
+
+GidEntry select_gid(const verbs::Device& dev, int requested) {
+  std::vector<GidEntry> table = gid_table(dev);
+  if (requested >= 0) {
+    for (const GidEntry& g : table)
+      if (g.index == requested) return g;
+    std::string valid;
+    for (const GidEntry& g : table) valid += (valid.empty() ? "" : ", ") + std::to_string(g.index) + " (" + g.type + ")";
+    throw verbs::Error("GID index " + std::to_string(requested) + " does not exist on " + dev.name() + " port " +
+                       std::to_string(dev.port()) + "; valid indexes: " + (valid.empty() ? "none" : valid) +
+                       " (see `rdmasweep devices`)");
+  }
+  if (!dev.is_ethernet()) {
+    if (!table.empty()) return table.front();
+    GidEntry g;  // IB routes by LID; a zero GID is never used on the wire
+    return g;
+  }
+  const GidEntry* any_v2 = nullptr;
+  for (const GidEntry& g : table) {
+    if (g.type != "RoCE v2") continue;
+    if (g.ipv4_mapped) return g;
+    if (!any_v2) any_v2 = &g;
+  }
+  if (any_v2) return *any_v2;
+  if (!table.empty()) return table.front();
+  throw verbs::Error("port " + std::to_string(dev.port()) + " of " + dev.name() +
+                     " has no GID: give its network interface an IP address and bring it up");
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,56 @@
+// The hot loops' interface. The loops live in loop_bw.cpp and loop_lat.cpp and do
+// nothing but post, poll and count: every choice that does not change per message
+// (opcode, signaling interval, inline, post list, addresses) is made before they start.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/connection.hpp"
+#include "core/histogram.hpp"
+
+namespace rdmasweep {
+
+// How a loop is stopped from outside, checked only when the CQ is idle.
+struct RunControl {
+  const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
+  std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
+  // Called every few thousand empty polls; may throw to abort, or update the targets
+  // of a receiving loop (the peer's DONE message in duration mode).
+  std::function<void()> on_idle;
+};
+
+class RunAborted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LoopStats {
+  double seconds = 0;                  // first post to last completion
+  std::vector<uint64_t> per_qp;        // messages (bw) or round trips (lat) completed, per QP
+  uint64_t messages() const;
+};
+
+struct LatStats : LoopStats {
+  Histogram hist;                      // samples in ns: one-way for SEND/WRITE, round trip for READ
+  std::vector<uint64_t> qp_min_ns, qp_max_ns, qp_sum_ns;
+};
+
+// Bandwidth initiator: posts `per_qp` operations on every QP (or until `duration`
+// seconds pass, when > 0) as fast as the send queues allow.
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl);
+
+// Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
+// every QP. `expected` may grow or be set by ctl.on_idle (duration mode).
+LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl);
+
+// Latency initiator: `warmup` then `iters` round trips per QP, one in flight per QP.
+LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl);
+
+// Latency responder (SEND, WRITE): answers every ping until *finished is set by ctl.on_idle.
+LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl);
+
+}  // namespace rdmasweep

@@ -1,0 +1,65 @@
+#include "core/loop_common.hpp"
+
+#include <numeric>
+
+namespace rdmasweep {
+
+uint64_t LoopStats::messages() const { return std::accumulate(per_qp.begin(), per_qp.end(), uint64_t{0}); }
+
+namespace detail {
+
+ibv_wr_opcode opcode_of(Op op) {
+  switch (op) {
+    case Op::Send: return IBV_WR_SEND;
+    case Op::Write: return IBV_WR_RDMA_WRITE;
+    case Op::Read: return IBV_WR_RDMA_READ;
+  }
+  return IBV_WR_SEND;
+}
+
+SendWrs::SendWrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo)
+    : per_qp(post_list) {
+  size_t n = static_cast<size_t>(r.qps.size()) * post_list;
+  wr.assign(n, ibv_send_wr{});
+  sge.assign(n, ibv_sge{});
+  for (uint32_t q = 0; q < r.qps.size(); ++q) {
+    for (uint32_t k = 0; k < post_list; ++k) {
+      size_t i = static_cast<size_t>(q) * post_list + k;
+      // READ lands in our rx region; SEND and WRITE go out of our tx region.
+      char* local = (opcode == IBV_WR_RDMA_READ || echo) ? r.rx_region(q) : r.tx_region(q);
+      sge[i] = ibv_sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey()};
+      wr[i].sg_list = &sge[i];
+      wr[i].num_sge = 1;
+      wr[i].opcode = opcode;
+      wr[i].send_flags = static_cast<unsigned>(base_flags);
+      wr[i].next = k + 1 < post_list ? &wr[i + 1] : nullptr;
+      if (opcode != IBV_WR_SEND) {
+        wr[i].wr.rdma.remote_addr = r.remote.rx_region(q);
+        wr[i].wr.rdma.rkey = r.remote.rkey;
+      }
+    }
+  }
+}
+
+void fail_completion(const ibv_wc& wc) { throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id))); }
+
+void fail_post(int rc, const char* what, uint32_t qp) {
+  verbs::check_rc(rc, std::string(what) + "(QP " + std::to_string(qp) + ")");
+  throw verbs::Error(what);  // unreachable: rc != 0 here
+}
+
+void IdleWatch::check() {
+  if (ctl_.interrupted && ctl_.interrupted->load(std::memory_order_relaxed)) throw RunAborted("interrupted");
+  if (ctl_.on_idle) ctl_.on_idle();
+  Clock::time_point now = Clock::now();
+  if (progressed_) {
+    last_progress_ = now;
+    progressed_ = false;
+  } else if (now - last_progress_ > ctl_.idle_timeout) {
+    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) +
+                     " s: the peer is gone or stuck (raise --timeout if the link is just slow)");
+  }
+}
+
+}  // namespace detail
+}  // namespace rdmasweep

@@ -1,0 +1,76 @@
+// Pieces shared by the hot loops: prebuilt work requests and send-queue accounting.
+// Internal to core/loop_*.cpp.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/loop.hpp"
+#include "core/verbs/errors.hpp"
+#include "core/wr_id.hpp"
+
+namespace rdmasweep::detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Send-queue accounting for one QP under selective signaling: a signaled completion
+// with sequence s retires every WR up to s.
+struct SendQueue {
+  uint64_t posted = 0;
+  uint64_t completed = 0;
+  uint32_t until_signal = 0;  // WRs left before the next signaled one
+
+  uint64_t outstanding() const { return posted - completed; }
+  void retire(uint32_t seq) { completed += static_cast<uint32_t>(seq + 1 - static_cast<uint32_t>(completed)); }
+  // Signal the WR about to be posted? Every `every`-th one, and always when `last`.
+  bool next_signaled(uint32_t every, bool last) {
+    if (--until_signal == 0 || last) {
+      until_signal = every;
+      return true;
+    }
+    return false;
+  }
+};
+
+// One prebuilt chain of `post_list` send WRs per QP; the loop only sets wr_id,
+// flags and the chain's length.
+struct SendWrs {
+  std::vector<ibv_send_wr> wr;
+  std::vector<ibv_sge> sge;
+  uint32_t per_qp = 1;
+
+  // `echo`: send out of the rx region (a WRITE latency responder returns what it got).
+  SendWrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
+  ibv_send_wr* chain(uint32_t qp) { return &wr[static_cast<size_t>(qp) * per_qp]; }
+};
+
+// Throws the completion error of a failed WC, naming its QP.
+[[noreturn]] void fail_completion(const ibv_wc& wc);
+[[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
+
+// Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:
+// one increment and a mask test per poll on the busy path.
+class IdleWatch {
+ public:
+  explicit IdleWatch(const RunControl& ctl) : ctl_(ctl), last_progress_(Clock::now()) {}
+  void tick(int completions) {
+    progressed_ |= completions > 0;
+    if ((++polls_ & 4095) == 0) check();
+  }
+  void check();
+
+ private:
+  const RunControl& ctl_;
+  uint64_t polls_ = 0;
+  bool progressed_ = false;
+  Clock::time_point last_progress_;
+};
+
+ibv_wr_opcode opcode_of(Op op);
+
+}  // namespace rdmasweep::detail

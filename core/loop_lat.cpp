@@ -1,0 +1,192 @@
+// Latency (ping-pong) loops: one round trip in flight per QP, all QPs at once.
+// SEND: the pong is a SEND back. WRITE: each side watches the last byte of its
+// region for the ping's tag (as perftest does). READ: the READ's own completion.
+#include <algorithm>
+
+#include "core/loop_common.hpp"
+
+namespace rdmasweep {
+
+using namespace detail;
+
+namespace {
+// Tag carried in a WRITE ping's last byte: never 0 (fresh memory), never the previous one.
+inline char tag_of(uint64_t iteration) { return static_cast<char>(iteration % 255 + 1); }
+
+void repost_recv(TestResources& r, ibv_qp* qp, uint32_t q, uint64_t wr_id) {
+  ibv_sge sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(qp, &wr, &bad)) fail_post(rc, "ibv_post_recv", q);
+}
+}  // namespace
+
+LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl) {
+  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
+  const Op op = r.cfg.work.op;
+  const uint32_t depth = r.cfg.knobs.tx_depth;
+  const uint32_t every = effective_signal_every(r.cfg);
+  const uint32_t batch = r.cfg.knobs.poll_batch;
+  const size_t last = r.cfg.work.size - 1;
+  const bool timed = duration > 0;
+  const uint64_t total = timed ? UINT64_MAX : warmup + iters;
+  // SEND and WRITE report one-way latency (round trip / 2), READ the round trip.
+  const uint64_t divisor = op == Op::Read ? 1 : 2;
+  SendWrs wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0);
+  std::vector<SendQueue> sq(nqp);
+  std::vector<Clock::time_point> t0(nqp);
+  std::vector<uint64_t> count(nqp, 0);
+  std::vector<char> in_flight(nqp, 0), pending(nqp, 0);
+  std::vector<ibv_qp*> qp(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) {
+    qp[q] = r.qps[q].get();
+    sq[q].until_signal = every;
+  }
+  LatStats st;
+  st.qp_min_ns.assign(nqp, UINT64_MAX);
+  st.qp_max_ns.assign(nqp, 0);
+  st.qp_sum_ns.assign(nqp, 0);
+  std::vector<ibv_wc> wc(batch);
+  ibv_cq* cq = r.cq.get();
+  IdleWatch watch(ctl);
+  bool measuring = warmup == 0;
+  Clock::time_point measure_start = Clock::now();
+  Clock::time_point deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+  uint32_t unfinished = nqp;
+
+  auto post_ping = [&](uint32_t q) {
+    SendQueue& s = sq[q];
+    if (s.outstanding() >= depth) {
+      pending[q] = 1;  // retried after the next poll frees a slot
+      return;
+    }
+    pending[q] = 0;
+    if (op == Op::Write) r.tx_region(q)[last] = tag_of(count[q]);
+    ibv_send_wr* w = wrs.chain(q);
+    w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
+    w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(every, false) ? IBV_SEND_SIGNALED : 0);
+    if (!measuring && count[q] == warmup) {
+      measuring = true;
+      measure_start = Clock::now();
+      deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+    }
+    t0[q] = Clock::now();
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(qp[q], w, &bad)) fail_post(rc, "ibv_post_send", q);
+    ++s.posted;
+    in_flight[q] = 1;
+  };
+  auto complete = [&](uint32_t q) {
+    Clock::time_point now = Clock::now();
+    in_flight[q] = 0;
+    if (count[q] >= warmup) {
+      uint64_t ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0[q]).count()) / divisor;
+      st.hist.record(ns);
+      st.qp_min_ns[q] = std::min(st.qp_min_ns[q], ns);
+      st.qp_max_ns[q] = std::max(st.qp_max_ns[q], ns);
+      st.qp_sum_ns[q] += ns;
+    }
+    ++count[q];
+    if (count[q] < total && !(timed && measuring && now >= deadline))
+      post_ping(q);
+    else
+      --unfinished;
+  };
+
+  for (uint32_t q = 0; q < nqp; ++q) post_ping(q);
+  while (unfinished > 0) {
+    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      uint32_t q = WrId::qp(wc[i].wr_id);
+      if (wc[i].opcode & IBV_WC_RECV) {
+        repost_recv(r, qp[q], q, wc[i].wr_id);
+        complete(q);
+      } else {
+        sq[q].retire(WrId::seq(wc[i].wr_id));
+        if (op == Op::Read) complete(q);
+      }
+    }
+    if (op == Op::Write) {
+      for (uint32_t q = 0; q < nqp; ++q) {
+        const volatile char* flag = r.rx_region(q) + last;
+        if (in_flight[q] && *flag == tag_of(count[q])) complete(q);
+      }
+    }
+    for (uint32_t q = 0; q < nqp; ++q)
+      if (pending[q]) post_ping(q);
+    watch.tick(got);
+  }
+  st.seconds = seconds_between(measure_start, Clock::now());
+  st.per_qp.resize(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = count[q] > warmup ? count[q] - warmup : 0;
+  return st;
+}
+
+LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl) {
+  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
+  const Op op = r.cfg.work.op;
+  const uint32_t depth = r.cfg.knobs.tx_depth;
+  const uint32_t every = effective_signal_every(r.cfg);
+  const uint32_t batch = r.cfg.knobs.poll_batch;
+  const size_t last = r.cfg.work.size - 1;
+  SendWrs wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
+  std::vector<SendQueue> sq(nqp);
+  std::vector<uint64_t> answered(nqp, 0), owed(nqp, 0);
+  std::vector<ibv_qp*> qp(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) {
+    qp[q] = r.qps[q].get();
+    sq[q].until_signal = every;
+  }
+  std::vector<ibv_wc> wc(batch);
+  ibv_cq* cq = r.cq.get();
+  IdleWatch watch(ctl);
+
+  auto pong = [&](uint32_t q) {
+    SendQueue& s = sq[q];
+    if (s.outstanding() >= depth) return false;
+    ibv_send_wr* w = wrs.chain(q);
+    w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
+    w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(every, false) ? IBV_SEND_SIGNALED : 0);
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(qp[q], w, &bad)) fail_post(rc, "ibv_post_send", q);
+    ++s.posted;
+    ++answered[q];
+    return true;
+  };
+
+  Clock::time_point start = Clock::now();
+  while (!*finished) {
+    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      uint32_t q = WrId::qp(wc[i].wr_id);
+      if (wc[i].opcode & IBV_WC_RECV) {
+        repost_recv(r, qp[q], q, wc[i].wr_id);
+        ++owed[q];
+      } else {
+        sq[q].retire(WrId::seq(wc[i].wr_id));
+      }
+    }
+    if (op == Op::Write) {
+      for (uint32_t q = 0; q < nqp; ++q) {
+        const volatile char* flag = r.rx_region(q) + last;
+        if (*flag == tag_of(answered[q] + owed[q])) ++owed[q];
+      }
+    }
+    for (uint32_t q = 0; q < nqp; ++q)
+      while (owed[q] > 0 && pong(q)) --owed[q];
+    watch.tick(got);
+  }
+  LoopStats st;
+  st.seconds = seconds_between(start, Clock::now());
+  st.per_qp = std::move(answered);
+  return st;
+}
+
+}  // namespace rdmasweep

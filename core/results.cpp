@@ -1,0 +1,94 @@
+#include "core/results.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <stdexcept>
+
+namespace rdmasweep {
+
+const char* latency_kind(const TestConfig& c) {
+  return c.work.op == Op::Read ? "round trip" : "one-way (round trip / 2)";
+}
+
+std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
+  std::vector<std::pair<std::string, double>> f;
+  double s = r.seconds > 0 ? r.seconds : 0;
+  f.emplace_back("bytes_per_second", s > 0 ? static_cast<double>(r.bytes) / s : 0);
+  f.emplace_back("items_per_second", s > 0 ? static_cast<double>(r.messages) / s : 0);
+  f.emplace_back("messages", static_cast<double>(r.messages));
+  f.emplace_back("bytes", static_cast<double>(r.bytes));
+  f.emplace_back("seconds", r.seconds);
+  if (!r.per_qp.empty()) {
+    uint64_t mn = UINT64_MAX, mx = 0;
+    for (uint64_t v : r.per_qp) {
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+    }
+    f.emplace_back("qp_messages_min", static_cast<double>(mn));
+    f.emplace_back("qp_messages_max", static_cast<double>(mx));
+  }
+  if (r.latency && r.hist.count() > 0) {
+    const Histogram& h = r.hist;
+    f.emplace_back("lat_min_us", static_cast<double>(h.min()) / 1e3);
+    f.emplace_back("lat_p50_us", h.quantile(0.50) / 1e3);
+    f.emplace_back("lat_p90_us", h.quantile(0.90) / 1e3);
+    f.emplace_back("lat_p99_us", h.quantile(0.99) / 1e3);
+    f.emplace_back("lat_p999_us", h.quantile(0.999) / 1e3);
+    f.emplace_back("lat_p9999_us", h.quantile(0.9999) / 1e3);
+    f.emplace_back("lat_max_us", static_cast<double>(h.max()) / 1e3);
+    f.emplace_back("lat_mean_us", h.mean() / 1e3);
+  }
+  if (r.cpu_seconds > 0) f.emplace_back("cpu_seconds", r.cpu_seconds);
+  return f;
+}
+
+nlohmann::json histogram_json(const Histogram& h) {
+  nlohmann::json buckets = nlohmann::json::array();
+  const auto& c = h.counts();
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i] != 0) buckets.push_back({Histogram::bucket_low(i), Histogram::bucket_high(i), c[i]});
+  return {{"unit", "ns"},       {"count", h.count()}, {"min", h.min()}, {"max", h.max()},
+          {"mean", h.mean()},   {"buckets_format", "[low, high, count]"}, {"buckets", buckets}};
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::string text = j.dump(2) + "\n";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + path + ": " + std::strerror(err) +
+                               (err == ENOSPC ? " (disk full: free space; the previous version of the file is intact)" : ""));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
+  }
+}
+
+void check_writable(const std::string& path) {
+  std::string probe = path + ".probe." + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("cannot write results to " + path + ": " + std::strerror(errno) +
+                             " (does the directory exist and is it writable?)");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,47 @@
+// The result model, defined once: the figures of a point, their names (shared by
+// the JSON writer, tools/plot and tools/compare), and the results and histogram
+// files, written atomically after every point so an interrupted sweep loses nothing.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/histogram.hpp"
+
+namespace rdmasweep {
+
+constexpr int kResultsSchemaVersion = 1;
+
+struct PointResult {
+  TestConfig cfg;
+  std::string name;         // point_name(cfg)
+  double seconds = 0;       // measured time, warm-up excluded
+  uint64_t messages = 0;    // bw: messages; lat: round trips
+  uint64_t bytes = 0;       // payload bytes (messages x size), not wire bytes
+  std::vector<uint64_t> per_qp;
+  bool latency = false;
+  Histogram hist;           // lat only, ns
+  double cpu_seconds = 0;   // user + system CPU of this process during the measurement
+};
+
+// What the latency figures mean for this point.
+const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or "round trip"
+
+// Named figures of a point, in output order. Rates are per second of measured time;
+// latency figures (lat mode only) are in microseconds.
+std::vector<std::pair<std::string, double>> figures(const PointResult& r);
+
+nlohmann::json histogram_json(const Histogram& h);  // non-empty buckets with bounds
+
+// Writes `j` to `path` through a temporary file and rename, so a reader never
+// sees a half-written file. Throws std::runtime_error with the reason.
+void write_json_atomic(const std::string& path, const nlohmann::json& j);
+
+// Checks now that `path` can be written (directory exists and is writable).
+void check_writable(const std::string& path);
+
+}  // namespace rdmasweep

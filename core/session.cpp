@@ -1,0 +1,216 @@
+#include "core/session.hpp"
+
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace rdmasweep {
+
+using control::MsgType;
+using namespace std::chrono_literals;
+
+// Long enough for any test; a dead peer is noticed sooner by EOF or TCP keepalive.
+constexpr std::chrono::milliseconds kTestWait = std::chrono::hours(24);
+
+static std::string hostname() {
+  char b[256] = {};
+  gethostname(b, sizeof b - 1);
+  return b;
+}
+
+static std::string kernel() {
+  utsname u{};
+  uname(&u);
+  return std::string(u.sysname) + " " + u.release;
+}
+
+static double cpu_now() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
+
+LocalFabric LocalFabric::open(const FabricConfig& f) {
+  verbs::Device dev = verbs::Device::open(f.device, f.port);
+  GidEntry gid = select_gid(dev, f.gid_index);
+  return LocalFabric{std::move(dev), gid};
+}
+
+control::Hello LocalFabric::hello() const {
+  control::Hello h;
+  h.tool_version = RDMASWEEP_VERSION;
+  h.host = hostname();
+  h.device = dev.name();
+  h.firmware = dev.firmware();
+  h.link_layer = verbs::link_layer_name(dev.port_attr().link_layer);
+  h.kernel = kernel();
+  h.active_mtu = static_cast<uint32_t>(verbs::mtu_bytes(dev.port_attr().active_mtu));
+  h.rate_gbps = verbs::port_rate_gbps(dev.port_attr());
+  h.max_qp = static_cast<uint32_t>(dev.attr().max_qp);
+  h.max_cqe = static_cast<uint32_t>(dev.attr().max_cqe);
+  return h;
+}
+
+// ---- client ----
+
+ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
+    : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
+  ch_.send(MsgType::Hello, control::to_json(fabric_.hello()));
+  server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
+}
+
+PointResult ClientSession::run(const TestConfig& cfg) {
+  // Local resources first: a request this device cannot serve fails before the server does any work.
+  TestResources res(fabric_.dev, fabric_.gid, cfg, Role::Initiator);
+  try {
+    return run_connected(res);
+  } catch (...) {
+    broken_ = true;  // the server is mid-test: this connection cannot run another point
+    throw;
+  }
+}
+
+PointResult ClientSession::run_connected(TestResources& res) {
+  const TestConfig& cfg = res.cfg;
+  ch_.send(MsgType::Setup, cfg);
+  control::Endpoint peer = control::endpoint_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.work.qps);
+  res.connect(peer);
+  ch_.send(MsgType::Connect, control::to_json(res.local_endpoint()));
+  ch_.expect(MsgType::Ready, opt_.timeout);
+
+  RunControl ctl;
+  ctl.interrupted = opt_.interrupted;
+  ctl.idle_timeout = opt_.timeout;
+  ctl.on_idle = [this] {
+    // The server only speaks during a test to report a failure.
+    if (auto m = ch_.try_recv()) {
+      if (m->type == MsgType::Error) throw control::ChannelError("server reported: " + control::error_from_json(m->body));
+      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " from server during a test");
+    }
+  };
+
+  PointResult out;
+  out.cfg = cfg;
+  out.name = point_name(cfg);
+  const Workload& w = cfg.work;
+  std::vector<uint64_t> sent(w.qps, 0);
+  if (w.mode == Mode::Bw) {
+    if (w.warmup > 0) {
+      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
+      for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
+    }
+    double cpu0 = cpu_now();
+    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
+    out.cpu_seconds = cpu_now() - cpu0;
+    out.seconds = st.seconds;
+    out.per_qp = st.per_qp;
+    for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
+  } else {
+    double cpu0 = cpu_now();
+    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
+    out.cpu_seconds = cpu_now() - cpu0;
+    out.seconds = st.seconds;
+    out.per_qp = st.per_qp;
+    out.latency = true;
+    out.hist = std::move(st.hist);
+    for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
+  }
+  out.messages = 0;
+  for (uint64_t v : out.per_qp) out.messages += v;
+  out.bytes = out.messages * w.size;
+
+  ch_.send(MsgType::Done, control::to_json(control::Counts{sent}));
+  control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), w.qps);
+  if (w.op == Op::Send && got.per_qp != sent) {
+    for (uint32_t q = 0; q < w.qps; ++q)
+      if (got.per_qp[q] != sent[q])
+        throw verbs::Error("server received " + std::to_string(got.per_qp[q]) + " messages on QP " + std::to_string(q) +
+                           " but " + std::to_string(sent[q]) + " were sent");
+  }
+  return out;
+}
+
+void ClientSession::close(const std::string& error) {
+  try {
+    if (error.empty())
+      ch_.send(MsgType::Bye);
+    else
+      ch_.send(MsgType::Error, {{"message", error}});
+  } catch (const std::exception&) {
+    // The server may already be gone; nothing more to tell it.
+  }
+}
+
+// ---- server ----
+
+static void serve_test(LocalFabric& fabric, control::Channel& ch, const TestConfig& cfg, const SessionOptions& opt) {
+  std::unique_ptr<TestResources> res;
+  try {
+    res = std::make_unique<TestResources>(fabric.dev, fabric.gid, cfg, Role::Target);
+  } catch (const std::exception& e) {
+    ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
+    throw;
+  }
+  ch.send(MsgType::SetupOk, control::to_json(res->local_endpoint()));
+  control::Endpoint peer = control::endpoint_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.work.qps);
+  res->connect(peer);
+  ch.send(MsgType::Ready);
+
+  const Workload& w = cfg.work;
+  std::optional<control::Counts> done;
+  auto take_done = [&](const control::Message& m) {
+    if (m.type == MsgType::Error) throw control::ChannelError("client reported: " + control::error_from_json(m.body));
+    if (m.type != MsgType::Done)
+      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m.type) + " from client during a test");
+    done = control::counts_from_json(m.body, w.qps);
+  };
+  RunControl ctl;
+  ctl.interrupted = opt.interrupted;
+  ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
+  std::vector<uint64_t> counts(w.qps, 0);
+
+  bool receives = w.op == Op::Send && w.mode == Mode::Bw;
+  bool responds = w.mode == Mode::Lat && w.op != Op::Read;
+  if (receives) {
+    std::vector<uint64_t> expected(w.qps, w.duration > 0 ? UINT64_MAX : w.iters + w.warmup);
+    ctl.on_idle = [&] {
+      if (auto m = ch.try_recv()) {
+        take_done(*m);
+        expected = done->per_qp;
+      }
+    };
+    counts = run_bw_receiver(*res, expected, ctl).per_qp;
+  } else if (responds) {
+    bool finished = false;
+    ctl.on_idle = [&] {
+      if (auto m = ch.try_recv()) {
+        take_done(*m);
+        finished = true;
+      }
+    };
+    counts = run_lat_responder(*res, &finished, ctl).per_qp;
+  }
+  if (!done) take_done(ch.recv(kTestWait));
+  ch.send(MsgType::Result, control::to_json(control::Counts{counts}));
+}
+
+size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
+                    const std::function<void(const std::string&)>& log) {
+  control::Hello client = control::hello_from_json(ch.expect(MsgType::Hello, opt.timeout));
+  ch.send(MsgType::Hello, control::to_json(fabric.hello()));
+  log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
+  size_t served = 0;
+  while (true) {
+    control::Message m = ch.recv(kTestWait);
+    if (m.type == MsgType::Bye) return served;
+    if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
+    if (m.type != MsgType::Setup)
+      throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
+    TestConfig cfg = control::setup_from_json(m.body);
+    serve_test(fabric, ch, cfg, opt);
+    ++served;
+  }
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,56 @@
+// One test from both ends: the client side runs the measured operations and the
+// server side follows the client's configuration. The command-line tool is a thin
+// layer over these, so tests drive exactly what users run.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "core/connection.hpp"
+#include "core/control/channel.hpp"
+#include "core/loop.hpp"
+#include "core/results.hpp"
+
+namespace rdmasweep {
+
+// This process's fabric, opened once: device, port and chosen GID.
+struct LocalFabric {
+  verbs::Device dev;
+  GidEntry gid;
+  static LocalFabric open(const FabricConfig& f);
+  control::Hello hello() const;
+};
+
+struct SessionOptions {
+  std::chrono::milliseconds timeout{10000};  // handshake steps and peer silence
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+class ClientSession {
+ public:
+  ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt);
+  const control::Hello& server() const { return server_; }
+  // Runs one point end to end. Throws on any failure; the session is unusable after.
+  PointResult run(const TestConfig& cfg);
+  // Tells the server why the client stops (interrupt, error) or that it is done.
+  void close(const std::string& error = "");
+  // True once a failure left client and server out of step: no further point can run.
+  bool broken() const { return broken_; }
+
+ private:
+  PointResult run_connected(TestResources& res);
+
+  LocalFabric& fabric_;
+  control::Channel ch_;
+  SessionOptions opt_;
+  control::Hello server_;
+  bool broken_ = false;
+};
+
+// Serves one connected client until it says BYE or fails. Returns the number of
+// tests served; throws on a protocol or channel error (the caller logs and goes on).
+size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
+                    const std::function<void(const std::string&)>& log);
+
+}  // namespace rdmasweep

@@ -1,0 +1,51 @@
+// A sweep: axes with lists of values, expanded into the points of their product.
+// Read from a JSON file (configs/*.json) and/or overridden from the command line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/config.hpp"
+
+namespace rdmasweep {
+
+struct SweepSpec {
+  std::vector<std::string> op{"send"};
+  std::vector<std::string> mode{"bw"};
+  std::vector<uint64_t> qps{1};
+  std::vector<uint64_t> size{65536};
+  std::vector<uint64_t> cq_depth{0};
+  std::vector<uint64_t> tx_depth{128};
+  std::vector<uint64_t> rx_depth{512};
+  std::vector<uint64_t> post_list{1};
+  std::vector<uint64_t> signal_every{32};
+  std::vector<uint64_t> inline_size{0};
+  std::vector<uint64_t> poll_batch{16};
+  uint64_t iters = 1000;
+  double duration = 0;
+  uint64_t warmup = 100;
+  uint32_t repetitions = 1;
+  std::string description;
+};
+
+// The axes, in the order they nest (last varies fastest).
+const std::vector<std::string>& sweep_axes();
+
+// Parses one axis value from text: "4096", "1,2,4", "64:65536:x2" (x: multiply),
+// "1:8:+1" (+: add), sizes with k/m/g units. Throws ConfigError naming `key`.
+std::vector<uint64_t> parse_axis(const std::string& key, const std::string& text);
+
+// Applies a JSON sweep file's keys onto `spec`. Unknown keys and bad values are
+// rejected with the key's name and why.
+void apply_json(SweepSpec& spec, const nlohmann::json& j);
+SweepSpec load_sweep_file(const std::string& path);
+// Applies one command-line override (`key` as in the file, e.g. "qps", "size").
+void apply_override(SweepSpec& spec, const std::string& key, const std::string& text);
+
+// Every point of the product, each validated (first failure throws with the point's name).
+std::vector<TestConfig> expand(const SweepSpec& spec);
+
+}  // namespace rdmasweep

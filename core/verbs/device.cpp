@@ -1,0 +1,111 @@
+#include "core/verbs/device.hpp"
+
+#include <cstring>
+#include <memory>
+
+#include "core/verbs/errors.hpp"
+
+namespace rdmasweep::verbs {
+
+namespace {
+struct DeviceListDeleter {
+  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+};
+using DeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+
+DeviceList get_list(int* n) {
+  DeviceList l(ibv_get_device_list(n));
+  if (!l) {
+    int err = errno;
+    throw Error("ibv_get_device_list failed: " + describe_errno(err) +
+                    " (is the rdma-core/libibverbs package installed and a provider such as "
+                    "ibverbs-providers present?)",
+                err);
+  }
+  return l;
+}
+}  // namespace
+
+std::vector<std::string> list_devices() {
+  int n = 0;
+  DeviceList l = get_list(&n);
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(l.get()[i]));
+  return names;
+}
+
+Device Device::open(const std::string& name, uint8_t port) {
+  int n = 0;
+  DeviceList l = get_list(&n);
+  if (n == 0)
+    throw Error("no RDMA device found: load a driver, or for Soft-RoCE run `modprobe rdma_rxe && "
+                "rdma link add rxe0 type rxe netdev <ethernet interface>` (or use tools/rxe-lab)");
+  ibv_device* chosen = nullptr;
+  std::string all;
+  for (int i = 0; i < n; ++i) {
+    const char* dn = ibv_get_device_name(l.get()[i]);
+    all += (all.empty() ? "" : ", ") + std::string(dn);
+    if (name.empty() ? i == 0 : name == dn) chosen = l.get()[i];
+  }
+  if (chosen == nullptr) throw Error("no RDMA device named '" + name + "': this host has " + all);
+
+  Device d;
+  d.name_ = ibv_get_device_name(chosen);
+  d.ctx_ = Handle<ibv_context, ibv_close_device>(check_ptr(ibv_open_device(chosen), "ibv_open_device(" + d.name_ + ")"),
+                                                 "ibv_close_device");
+  check_rc(ibv_query_device(d.get(), &d.attr_), "ibv_query_device(" + d.name_ + ")");
+  if (port < 1 || port > d.attr_.phys_port_cnt)
+    throw Error("device " + d.name_ + " has no port " + std::to_string(port) + " (it has " +
+                std::to_string(d.attr_.phys_port_cnt) + ")");
+  d.port_ = port;
+  check_rc(ibv_query_port(d.get(), port, &d.port_attr_),
+           "ibv_query_port(" + d.name_ + ", port " + std::to_string(port) + ")");
+  return d;
+}
+
+const char* link_layer_name(uint8_t ll) {
+  switch (ll) {
+    case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
+    case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
+    default: return "unknown";
+  }
+}
+
+const char* port_state_name(ibv_port_state s) { return ibv_port_state_str(s); }
+
+int mtu_bytes(ibv_mtu mtu) {
+  switch (mtu) {
+    case IBV_MTU_256: return 256;
+    case IBV_MTU_512: return 512;
+    case IBV_MTU_1024: return 1024;
+    case IBV_MTU_2048: return 2048;
+    case IBV_MTU_4096: return 4096;
+  }
+  return 0;
+}
+
+double port_rate_gbps(const ibv_port_attr& pa) {
+  int width = 0;
+  switch (pa.active_width) {
+    case 1: width = 1; break;
+    case 2: width = 4; break;
+    case 4: width = 8; break;
+    case 8: width = 12; break;
+    case 16: width = 2; break;
+    default: width = 0;
+  }
+  double lane = 0;
+  switch (pa.active_speed) {
+    case 1: lane = 2.5; break;
+    case 2: lane = 5.0; break;
+    case 4: case 8: lane = 10.0; break;
+    case 16: lane = 14.0; break;
+    case 32: lane = 25.0; break;
+    case 64: lane = 50.0; break;
+    case 128: lane = 100.0; break;
+    default: lane = 0;
+  }
+  return width * lane;
+}
+
+}  // namespace rdmasweep::verbs

@@ -1,0 +1,49 @@
+// An opened RDMA device (ibv_context) with its attributes and one port's attributes.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <string>
+#include <vector>
+
+#include "core/verbs/handle.hpp"
+
+namespace rdmasweep::verbs {
+
+struct DeviceInfo {
+  std::string name;
+  std::string node_guid;
+};
+
+// Names of all RDMA devices on this host (empty when there are none).
+std::vector<std::string> list_devices();
+
+class Device {
+ public:
+  // Opens `name` (or the first device when empty) and queries `port`.
+  // Throws Error with the list of devices that do exist when `name` is unknown.
+  static Device open(const std::string& name, uint8_t port);
+
+  ibv_context* get() const { return ctx_.get(); }
+  const std::string& name() const { return name_; }
+  uint8_t port() const { return port_; }
+  const ibv_device_attr& attr() const { return attr_; }
+  const ibv_port_attr& port_attr() const { return port_attr_; }
+  bool is_ethernet() const { return port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET; }
+  std::string firmware() const { return attr_.fw_ver; }
+
+ private:
+  Handle<ibv_context, ibv_close_device> ctx_;
+  std::string name_;
+  uint8_t port_ = 1;
+  ibv_device_attr attr_{};
+  ibv_port_attr port_attr_{};
+};
+
+const char* link_layer_name(uint8_t link_layer);
+const char* port_state_name(ibv_port_state s);
+int mtu_bytes(ibv_mtu mtu);
+// Link rate in Gb/s from the port's active width and speed (0 when unknown).
+double port_rate_gbps(const ibv_port_attr& pa);
+
+}  // namespace rdmasweep::verbs

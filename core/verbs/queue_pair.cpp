@@ -1,0 +1,73 @@
+#include "core/verbs/queue_pair.hpp"
+
+#include <string>
+
+namespace rdmasweep::verbs {
+
+QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, const QpCaps& caps) {
+  ibv_qp_init_attr init{};
+  init.send_cq = cq.get();
+  init.recv_cq = cq.get();
+  init.qp_type = IBV_QPT_RC;
+  init.sq_sig_all = 0;  // the loops choose which WRs are signaled
+  init.cap.max_send_wr = caps.max_send_wr;
+  init.cap.max_recv_wr = caps.max_recv_wr;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = caps.max_inline;
+  qp_ = Handle<ibv_qp, ibv_destroy_qp>(
+      check_ptr(ibv_create_qp(pd.get(), &init),
+                "ibv_create_qp(RC, max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
+                    std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
+      "ibv_destroy_qp");
+  max_inline_ = init.cap.max_inline_data;
+}
+
+void QueuePair::to_init(uint8_t port, int access_flags) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = port;
+  a.qp_access_flags = static_cast<unsigned>(access_flags);
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+           "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", INIT, port " + std::to_string(port) + ")");
+}
+
+void QueuePair::to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = peer.mtu;
+  a.dest_qp_num = peer.qpn;
+  a.rq_psn = peer.psn;
+  a.max_dest_rd_atomic = max_dest_rd_atomic;
+  a.min_rnr_timer = 12;  // 0.64 ms between RNR retries
+  a.ah_attr.dlid = peer.lid;
+  a.ah_attr.port_num = port;
+  if (peer.use_gid) {
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer.gid;
+    a.ah_attr.grh.sgid_index = peer.sgid_index;
+    a.ah_attr.grh.hop_limit = 64;
+  }
+  check_rc(ibv_modify_qp(qp_.get(), &a,
+                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+           "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTR, dest qpn " + std::to_string(peer.qpn) +
+               ", sgid index " + std::to_string(peer.sgid_index) + ") (a wrong GID index is the usual cause)");
+}
+
+void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = psn;
+  a.timeout = 14;    // 4.096 us * 2^14 = 67 ms per transport retry
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;   // 7 = retry forever on receiver-not-ready: a slow receiver is not an error
+  a.max_rd_atomic = max_rd_atomic;
+  check_rc(ibv_modify_qp(qp_.get(), &a,
+                         IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                             IBV_QP_MAX_QP_RD_ATOMIC),
+           "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTS)");
+}
+
+}  // namespace rdmasweep::verbs

@@ -1,0 +1,47 @@
+// One reliable-connection queue pair and its state transitions RESET->INIT->RTR->RTS.
+#pragma once
+
+#include <cstdint>
+
+#include "core/verbs/completion_queue.hpp"
+#include "core/verbs/protection_domain.hpp"
+
+namespace rdmasweep::verbs {
+
+struct QpCaps {
+  uint32_t max_send_wr = 128;
+  uint32_t max_recv_wr = 512;
+  uint32_t max_inline = 0;
+};
+
+// What the local QP needs to know about its peer to reach RTR.
+struct PeerAddress {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+  uint16_t lid = 0;
+  ibv_gid gid{};
+  bool use_gid = true;  // RoCE always routes by GID; IB only across subnets
+  uint8_t sgid_index = 0;
+  ibv_mtu mtu = IBV_MTU_1024;
+};
+
+class QueuePair {
+ public:
+  QueuePair() = default;
+  // Send and receive completions both go to `cq`: the engine polls one CQ.
+  QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, const QpCaps& caps);
+
+  ibv_qp* get() const { return qp_.get(); }
+  uint32_t qpn() const { return qp_.get()->qp_num; }
+  uint32_t max_inline() const { return max_inline_; }
+
+  void to_init(uint8_t port, int access_flags);
+  void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);
+  void to_rts(uint32_t psn, uint8_t max_rd_atomic);
+
+ private:
+  Handle<ibv_qp, ibv_destroy_qp> qp_;
+  uint32_t max_inline_ = 0;
+};
+
+}  // namespace rdmasweep::verbs
