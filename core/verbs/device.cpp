@@ -17,6 +17,10 @@ DeviceList get_list(int* n) {
   DeviceList l(ibv_get_device_list(n));
   if (!l) {
     int err = errno;
+    if (err == ENOSYS)
+      throw Error("no RDMA device: this kernel has no RDMA support loaded (ib_uverbs); load your NIC's driver, "
+                  "or on a machine without RDMA run inside tools/rxe-lab",
+                  err);
     throw Error("ibv_get_device_list failed: " + describe_errno(err) +
                     " (is the rdma-core/libibverbs package installed and a provider such as "
                     "ibverbs-providers present?)",

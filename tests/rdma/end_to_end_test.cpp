@@ -1,0 +1,251 @@
+// End-to-end tests on a real RDMA device: a real `rdmasweep server` and client, as
+// two processes on one device (Soft-RoCE inside tools/rxe-lab, or any local device).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/verbs/device.hpp"
+#include "tests/rdma/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+static const std::string kBin = RDMASWEEP_BIN;
+
+static bool have_device() {
+  try {
+    return !verbs::list_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+#define REQUIRE_DEVICE()                                                                         \
+  do {                                                                                           \
+    if (!have_device()) {                                                                        \
+      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required"; \
+      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";                         \
+    }                                                                                            \
+  } while (0)
+
+static std::string temp_dir() {
+  char tmpl[] = "/tmp/rdmasweep-e2e-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+static json load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+// Lines a failed command printed, for the assertion message.
+static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
+
+// One server for the whole suite, on a port the kernel picks.
+class EndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!have_device()) return;
+    server_ = std::make_unique<Process>(std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1"});
+    std::string line = server_->wait_for_stderr("listening on", 120s);
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(":([0-9]+),"))) port_ = m[1];
+  }
+  static void TearDownTestSuite() {
+    if (server_) {
+      server_->signal(SIGTERM);
+      server_->wait(10s);
+    }
+    server_.reset();
+  }
+  void SetUp() override {
+    REQUIRE_DEVICE();
+    ASSERT_FALSE(port_.empty()) << "server did not start: " << (server_ ? server_->err() : "");
+    dir_ = temp_dir();
+  }
+
+  Outcome client(std::vector<std::string> args, std::chrono::milliseconds timeout = 300s) {
+    std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, timeout);
+  }
+
+  static inline std::unique_ptr<Process> server_;
+  static inline std::string port_;
+  std::string dir_;
+};
+
+// Every measured point must be self-consistent.
+static void check_point(const json& b, uint64_t qps, uint64_t iters, bool latency) {
+  SCOPED_TRACE(b.dump());
+  ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+  const json& cfg_size = b["bytes"];
+  ASSERT_TRUE(cfg_size.is_number());
+  double messages = b["messages"], bytes = b["bytes"];
+  EXPECT_EQ(messages, static_cast<double>(qps * iters));
+  std::smatch m;
+  std::string name = b["name"];
+  ASSERT_TRUE(std::regex_search(name, m, std::regex("size:([0-9]+)")));
+  EXPECT_EQ(bytes, messages * std::stod(m[1]));
+  EXPECT_GT(b["bytes_per_second"].get<double>(), 0);
+  EXPECT_GT(b["items_per_second"].get<double>(), 0);
+  EXPECT_GT(b["real_time"].get<double>(), 0);
+  EXPECT_EQ(b["qp_messages_min"].get<double>(), static_cast<double>(iters));
+  EXPECT_EQ(b["qp_messages_max"].get<double>(), static_cast<double>(iters));
+  EXPECT_EQ(b.contains("lat_p50_us"), latency);
+  if (latency) {
+    double prev = 0;
+    for (const char* k : {"lat_min_us", "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us", "lat_p9999_us", "lat_max_us"}) {
+      double v = b[k];
+      EXPECT_GT(v, 0) << k;
+      EXPECT_GE(v, prev) << k;
+      prev = v;
+    }
+    EXPECT_GE(b["lat_mean_us"].get<double>(), b["lat_min_us"].get<double>());
+    EXPECT_LE(b["lat_mean_us"].get<double>(), b["lat_max_us"].get<double>());
+  }
+}
+
+struct OpMode {
+  const char* op;
+  const char* mode;
+};
+
+class EveryOpAndMode : public EndToEnd, public ::testing::WithParamInterface<OpMode> {};
+
+TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
+  const uint64_t iters = std::string(GetParam().mode) == "lat" ? 50 : 200;
+  std::string out = dir_ + "/r.json";
+  Outcome o = client({"--op", GetParam().op, "--mode", GetParam().mode, "-q", "1,4,16", "-s", "64,4096", "-n",
+                      std::to_string(iters), "--warmup", "10", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load(out);
+  ASSERT_TRUE(r.is_object()) << "results are not valid JSON";
+  EXPECT_EQ(r["context"]["incomplete"], false);
+  EXPECT_EQ(r["context"]["schema_version"], 1);
+  EXPECT_FALSE(r["context"]["device"].get<std::string>().empty());
+  ASSERT_EQ(r["benchmarks"].size(), 6u);
+  bool lat = std::string(GetParam().mode) == "lat";
+  const uint64_t qps[] = {1, 1, 4, 4, 16, 16};
+  for (size_t i = 0; i < 6; ++i) check_point(r["benchmarks"][i], qps[i], iters, lat);
+
+  json h = load(dir_ + "/r.hist.json");
+  ASSERT_TRUE(h.is_object());
+  EXPECT_EQ(h["points"].size(), 6u);
+  for (const auto& [name, p] : h["points"].items()) {
+    uint64_t per_qp_sum = 0;
+    for (uint64_t v : p["per_qp_messages"][0]) per_qp_sum += v;
+    EXPECT_GT(per_qp_sum, 0u) << name;
+    EXPECT_EQ(p.contains("histogram"), lat) << name;
+    if (lat) {
+      uint64_t counted = 0;
+      for (const auto& b : p["histogram"]["buckets"]) counted += b[2].get<uint64_t>();
+      EXPECT_EQ(counted, per_qp_sum) << name;  // one sample per measured round trip
+    }
+  }
+  // The table on stdout names every point.
+  EXPECT_NE(o.out.find(std::string(GetParam().op) + "/" + GetParam().mode + "/qps:16/size:4096"), std::string::npos) << o.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rdma, EveryOpAndMode,
+                         ::testing::Values(OpMode{"send", "bw"}, OpMode{"send", "lat"}, OpMode{"write", "bw"},
+                                           OpMode{"write", "lat"}, OpMode{"read", "bw"}, OpMode{"read", "lat"}),
+                         [](const ::testing::TestParamInfo<OpMode>& p) { return std::string(p.param.op) + "_" + p.param.mode; });
+
+TEST_F(EndToEnd, LoopKnobsAndDurationMode) {
+  std::string out = dir_ + "/k.json";
+  Outcome o = client({"--op", "write", "-q", "2", "-s", "256", "-D", "0.5", "-t", "64", "-l", "4", "-Q", "8",
+                      "-I", "256", "--poll-batch", "4", "--cq-depth", "64", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json b = load(out)["benchmarks"][0];
+  EXPECT_EQ(b["name"], "write/bw/qps:2/size:256/cq:64/tx:64/post:4/signal:8/inline:256/poll:4");
+  EXPECT_GT(b["messages"].get<double>(), 0);
+  EXPECT_NEAR(b["seconds"].get<double>(), 0.5, 0.4);
+  // Duration mode stops each QP at a signaled WR: every QP completes a multiple of 8.
+  EXPECT_EQ(static_cast<uint64_t>(b["qp_messages_min"].get<double>()) % 8, 0u);
+}
+
+TEST_F(EndToEnd, RepetitionsAddAggregates) {
+  std::string out = dir_ + "/a.json";
+  Outcome o = client({"--op", "send", "-s", "64", "-n", "100", "--repetitions", "3", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load(out);
+  std::set<std::string> names;
+  for (const auto& b : r["benchmarks"]) names.insert(b["name"].get<std::string>());
+  for (const char* agg : {"_mean", "_median", "_stddev"})
+    EXPECT_TRUE(names.count("send/bw/qps:1/size:64/cq:516" + std::string(agg))) << agg;
+}
+
+TEST_F(EndToEnd, InterruptedSweepKeepsCompletedPointsAndServerKeepsServing) {
+  std::string out = dir_ + "/i.json";
+  std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--op", "send",
+                                "-s", "64", "-q", "1:64:+1", "-n", "300", "--out", out};
+  Process c(argv);
+  // Wait until at least one point is on disk, then interrupt.
+  auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < deadline && c.running()) {
+    json r = load(out);
+    if (r.is_object() && !r["benchmarks"].empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(c.running()) << "the sweep ended before it could be interrupted: " << c.err();
+  c.signal(SIGINT);
+  EXPECT_EQ(c.wait(60s), 130) << c.err();
+  json r = load(out);
+  ASSERT_TRUE(r.is_object()) << "results are not valid JSON after the interrupt";
+  EXPECT_EQ(r["context"]["incomplete"], true);
+  ASSERT_GE(r["benchmarks"].size(), 1u);
+  EXPECT_FALSE(r["benchmarks"][0].value("error_occurred", false));
+  EXPECT_TRUE(load(dir_ + "/i.hist.json").is_object());
+
+  Outcome again = client({"--op", "write", "-s", "64", "-n", "50", "--out", dir_ + "/after.json"});
+  EXPECT_EQ(again.code, 0) << both(again);
+}
+
+// Each bad input ends with one clear line on stderr and a non-zero exit, never a hang.
+static void expect_clear_failure(const Outcome& o, const std::string& needle) {
+  EXPECT_NE(o.code, 0) << both(o);
+  EXPECT_NE(o.code, -1) << "timed out: " << both(o);
+  EXPECT_NE(o.err.find(needle), std::string::npos) << both(o);
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+}
+
+TEST_F(EndToEnd, WrongDeviceName) {
+  expect_clear_failure(client({"-d", "nosuchdev0", "--out", dir_ + "/x.json"}, 60s), "no RDMA device named 'nosuchdev0'");
+}
+
+TEST_F(EndToEnd, GidIndexThatDoesNotExist) {
+  expect_clear_failure(client({"-x", "250", "--out", dir_ + "/x.json"}, 60s), "GID index 250 does not exist");
+}
+
+TEST_F(EndToEnd, SizeZero) {
+  expect_clear_failure(client({"-s", "0", "--out", dir_ + "/x.json"}, 60s), "size");
+}
+
+TEST_F(EndToEnd, MoreQpsThanTheDeviceGives) {
+  expect_clear_failure(client({"-q", "65536", "--op", "write", "--out", dir_ + "/x.json"}, 60s), "max_qp");
+}
+
+TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {
+  expect_clear_failure(client({"-q", "4096", "-r", "4096", "--out", dir_ + "/x.json"}, 60s), "max_cqe");
+}
+
+TEST_F(EndToEnd, UnreachableServer) {
+  // A port nobody listens on: refused connections are retried until --timeout.
+  Outcome o = run({kBin, "client", "127.0.0.1", "--port", "1", "--timeout", "2", "--out", dir_ + "/x.json"}, 60s);
+  expect_clear_failure(o, "cannot reach rdmasweep server at 127.0.0.1:1");
+}
+
+}  // namespace rdmasweep::test

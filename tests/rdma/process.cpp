@@ -1,0 +1,106 @@
+#include "tests/rdma/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace rdmasweep::test {
+
+using Clock = std::chrono::steady_clock;
+
+static std::string temp_path(const char* tag) {
+  char tmpl[64];
+  std::snprintf(tmpl, sizeof tmpl, "/tmp/rdmasweep-%s-XXXXXX", tag);
+  int fd = mkstemp(tmpl);
+  close(fd);
+  return tmpl;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Process::Process(const std::vector<std::string>& argv) : out_path_(temp_path("out")), err_path_(temp_path("err")) {
+  pid_ = fork();
+  if (pid_ == 0) {
+    int o = open(out_path_.c_str(), O_WRONLY | O_TRUNC);
+    int e = open(err_path_.c_str(), O_WRONLY | O_TRUNC);
+    dup2(o, 1);
+    dup2(e, 2);
+    int null = open("/dev/null", O_RDONLY);
+    dup2(null, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+}
+
+Process::~Process() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status_, 0);
+  }
+  unlink(out_path_.c_str());
+  unlink(err_path_.c_str());
+}
+
+bool Process::running() {
+  if (status_ != -1) return false;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    status_ = st;
+    return false;
+  }
+  return true;
+}
+
+int Process::wait(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (running()) {
+    if (Clock::now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (WIFEXITED(status_)) return WEXITSTATUS(status_);
+  return 128 + WTERMSIG(status_);
+}
+
+void Process::signal(int sig) {
+  if (running()) kill(pid_, sig);
+}
+
+std::string Process::out() const { return read_file(out_path_); }
+std::string Process::err() const { return read_file(err_path_); }
+
+std::string Process::wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::istringstream lines(err());
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(needle) != std::string::npos) return line;
+    if (!running()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
+Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  Process p(argv);
+  int code = p.wait(timeout);
+  return Outcome{code, p.out(), p.err()};
+}
+
+}  // namespace rdmasweep::test

@@ -1,0 +1,44 @@
+// A child process for the end-to-end tests: the real rdmasweep binary, output in
+// temporary files, every wait bounded.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace rdmasweep::test {
+
+class Process {
+ public:
+  explicit Process(const std::vector<std::string>& argv);
+  ~Process();  // kills the child if still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // Waits for the child; kills it and returns -1 after `timeout`. Otherwise the exit
+  // code, or 128 + signal.
+  int wait(std::chrono::milliseconds timeout);
+  void signal(int sig);
+  bool running();
+  std::string out() const;
+  std::string err() const;
+  // Polls stderr until a line contains `needle`; returns that line or "" on timeout.
+  std::string wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  std::string out_path_, err_path_;
+};
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+std::string read_file(const std::string& path);
+
+}  // namespace rdmasweep::test

@@ -1,0 +1,122 @@
+#include "core/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmasweep {
+
+static std::string error_of(const TestConfig& c) {
+  try {
+    validate(c);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsAreValid) { EXPECT_EQ(error_of(TestConfig{}), ""); }
+
+TEST(Config, RejectsZeroSizeNamingTheField) {
+  TestConfig c;
+  c.work.size = 0;
+  EXPECT_NE(error_of(c).find("size"), std::string::npos);
+}
+
+TEST(Config, RejectsZeroQps) {
+  TestConfig c;
+  c.work.qps = 0;
+  EXPECT_NE(error_of(c).find("qps"), std::string::npos);
+}
+
+TEST(Config, SignalIntervalMustLeaveRoomForProgress) {
+  TestConfig c;
+  c.knobs.tx_depth = 16;
+  c.knobs.signal_every = 16;
+  c.knobs.post_list = 1;
+  EXPECT_EQ(error_of(c), "");
+  c.knobs.post_list = 2;  // 16 + 2 > 17: the queue could fill with no signaled WR
+  EXPECT_NE(error_of(c).find("signal_every"), std::string::npos);
+}
+
+TEST(Config, PostListBoundedByDepth) {
+  TestConfig c;
+  c.knobs.tx_depth = 8;
+  c.knobs.signal_every = 1;
+  c.knobs.post_list = 9;
+  EXPECT_NE(error_of(c).find("post_list"), std::string::npos);
+}
+
+TEST(CqSizing, CountsSignaledSendsAndReceivesPerQp) {
+  TestConfig c;
+  c.work.qps = 16;
+  c.work.op = Op::Write;
+  c.knobs.tx_depth = 128;
+  c.knobs.signal_every = 32;
+  EXPECT_EQ(required_cq_entries(c), 16u * 4);
+  c.work.op = Op::Send;
+  c.knobs.rx_depth = 512;
+  EXPECT_EQ(required_cq_entries(c), 16u * (4 + 512));
+  c.knobs.signal_every = 30;  // 128/30 rounds up to 5
+  EXPECT_EQ(required_cq_entries(c), 16u * (5 + 512));
+}
+
+TEST(CqSizing, ReadLatencySignalsEveryRequest) {
+  TestConfig c;
+  c.work.op = Op::Read;
+  c.work.mode = Mode::Lat;
+  c.knobs.tx_depth = 64;
+  EXPECT_EQ(effective_signal_every(c), 1u);
+  EXPECT_EQ(required_cq_entries(c), 64u);
+}
+
+TEST(CqSizing, ExplicitDepthBelowRequirementIsRejected) {
+  TestConfig c;
+  c.work.qps = 4;
+  c.work.op = Op::Write;
+  c.knobs.cq_depth = 15;  // 4 QPs x 4 signaled = 16
+  EXPECT_NE(error_of(c).find("cq_depth"), std::string::npos);
+  c.knobs.cq_depth = 16;
+  EXPECT_EQ(error_of(c), "");
+  EXPECT_EQ(cq_depth_for(c), 16u);
+  c.knobs.cq_depth = 0;
+  EXPECT_EQ(cq_depth_for(c), 16u);
+}
+
+TEST(Config, PointNameEncodesThePointAndNonDefaultKnobs) {
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = 16;
+  c.work.size = 4096;
+  c.knobs.cq_depth = 1024;
+  EXPECT_EQ(point_name(c), "write/bw/qps:16/size:4096/cq:1024");
+  c.knobs.post_list = 4;
+  EXPECT_EQ(point_name(c), "write/bw/qps:16/size:4096/cq:1024/post:4");
+}
+
+TEST(Config, JsonRoundTripAndUnknownKeys) {
+  TestConfig c;
+  c.work.op = Op::Read;
+  c.work.mode = Mode::Lat;
+  c.work.qps = 3;
+  c.knobs.inline_size = 64;
+  nlohmann::json j = c;
+  TestConfig back;
+  from_json(j, back);
+  EXPECT_EQ(point_name(back), point_name(c));
+  EXPECT_EQ(back.knobs.inline_size, 64u);
+  j["bogus"] = 1;
+  EXPECT_THROW(from_json(j, back), ConfigError);
+  nlohmann::json bad = {{"qps", -1}};
+  EXPECT_THROW(from_json(bad, back), ConfigError);
+}
+
+TEST(Config, ParsesSizesWithUnits) {
+  EXPECT_EQ(parse_size("64"), 64u);
+  EXPECT_EQ(parse_size("4k"), 4096u);
+  EXPECT_EQ(parse_size("1MiB"), 1u << 20);
+  EXPECT_THROW(parse_size("x"), ConfigError);
+  EXPECT_THROW(parse_size("12q"), ConfigError);
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,78 @@
+#include "core/control/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rdmasweep::control {
+
+static std::pair<Header, nlohmann::json> decode(const std::string& frame) {
+  Header h = decode_header(reinterpret_cast<const uint8_t*>(frame.data()));
+  EXPECT_EQ(frame.size(), kHeaderBytes + h.length);
+  return {h, decode_payload(frame.substr(kHeaderBytes))};
+}
+
+TEST(Protocol, EndpointRoundTrip) {
+  Endpoint e;
+  e.lid = 7;
+  e.gid = "::ffff:192.0.2.1";
+  e.mtu = 3;
+  e.rkey = 0xdeadbeef;
+  e.addr = 0x7f0000001000ull;
+  e.slot_bytes = 4096;
+  e.regions = 2;
+  e.qpn = {17, 18};
+  e.psn = {0x123456, 0xabcdef};
+  auto [h, body] = decode(encode_frame(MsgType::SetupOk, to_json(e)));
+  EXPECT_EQ(h.type, MsgType::SetupOk);
+  Endpoint b = endpoint_from_json(body, 2);
+  EXPECT_EQ(b.gid, e.gid);
+  EXPECT_EQ(b.rkey, e.rkey);
+  EXPECT_EQ(b.addr, e.addr);
+  EXPECT_EQ(b.qpn, e.qpn);
+  EXPECT_EQ(b.psn, e.psn);
+}
+
+TEST(Protocol, EndpointWithWrongQpCountIsRejected) {
+  Endpoint e;
+  e.gid = "::1";
+  e.regions = 1;
+  e.qpn = {1, 2, 3};
+  e.psn = {1, 2, 3};
+  EXPECT_THROW(endpoint_from_json(to_json(e), 2), ProtocolError);
+}
+
+TEST(Protocol, SetupCarriesAValidatedConfig) {
+  TestConfig c;
+  c.work.qps = 16;
+  c.work.op = Op::Write;
+  TestConfig back = setup_from_json(nlohmann::json(c));
+  EXPECT_EQ(point_name(back), point_name(c));
+  nlohmann::json bad = c;
+  bad["size"] = 0;
+  EXPECT_THROW(setup_from_json(bad), ProtocolError);
+}
+
+TEST(Protocol, HeaderRejectsGarbageVersionAndOversize) {
+  std::string f = encode_frame(MsgType::Hello, {{"x", 1}});
+  std::string bad_magic = f;
+  bad_magic[0] = 'X';
+  EXPECT_THROW(decode_header(reinterpret_cast<const uint8_t*>(bad_magic.data())), ProtocolError);
+  std::string bad_version = f;
+  bad_version[5] = 99;
+  EXPECT_THROW(decode_header(reinterpret_cast<const uint8_t*>(bad_version.data())), ProtocolError);
+  std::string bad_type = f;
+  bad_type[7] = 77;
+  EXPECT_THROW(decode_header(reinterpret_cast<const uint8_t*>(bad_type.data())), ProtocolError);
+  std::string huge = f;
+  huge[8] = 0x7f;
+  EXPECT_THROW(decode_header(reinterpret_cast<const uint8_t*>(huge.data())), ProtocolError);
+}
+
+TEST(Protocol, PayloadMustBeAnObjectWithTypedFields) {
+  EXPECT_THROW(decode_payload("not json"), ProtocolError);
+  EXPECT_THROW(decode_payload("[1,2]"), ProtocolError);
+  EXPECT_THROW(hello_from_json(nlohmann::json{{"protocol", "one"}}), ProtocolError);
+  EXPECT_THROW(counts_from_json(nlohmann::json{{"per_qp", {1, -2}}}, 2), ProtocolError);
+  EXPECT_EQ(counts_from_json(nlohmann::json::parse(R"({"per_qp": [1, 2]})"), 2).per_qp, (std::vector<uint64_t>{1, 2}));
+}
+
+}  // namespace rdmasweep::control

@@ -1,0 +1,89 @@
+#include "core/results.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace rdmasweep {
+
+static std::string temp_dir() {
+  char tmpl[] = "/tmp/rdmasweep-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+TEST(Results, FiguresOfALatencyPoint) {
+  PointResult r;
+  r.cfg.work.mode = Mode::Lat;
+  r.seconds = 2.0;
+  r.messages = 1000;
+  r.bytes = 64000;
+  r.per_qp = {400, 600};
+  r.latency = true;
+  for (uint64_t ns = 1000; ns <= 100000; ns += 100) r.hist.record(ns);
+  std::map<std::string, double> f;
+  for (auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_DOUBLE_EQ(f["bytes_per_second"], 32000);
+  EXPECT_DOUBLE_EQ(f["items_per_second"], 500);
+  EXPECT_DOUBLE_EQ(f["qp_messages_min"], 400);
+  EXPECT_DOUBLE_EQ(f["qp_messages_max"], 600);
+  EXPECT_LE(f["lat_min_us"], f["lat_p50_us"]);
+  EXPECT_LE(f["lat_p50_us"], f["lat_p90_us"]);
+  EXPECT_LE(f["lat_p90_us"], f["lat_p99_us"]);
+  EXPECT_LE(f["lat_p99_us"], f["lat_p999_us"]);
+  EXPECT_LE(f["lat_p999_us"], f["lat_max_us"]);
+  EXPECT_NEAR(f["lat_p50_us"], 50.5, 0.1);
+}
+
+TEST(Results, BandwidthPointHasNoLatencyFigures) {
+  PointResult r;
+  r.seconds = 1;
+  r.messages = 10;
+  for (auto& [k, v] : figures(r)) EXPECT_EQ(k.rfind("lat_", 0), std::string::npos) << k;
+}
+
+TEST(Results, AtomicWriteReplacesTheFileByRename) {
+  std::string dir = temp_dir();
+  std::string path = dir + "/r.json";
+  write_json_atomic(path, {{"n", 1}});
+  struct stat before {};
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  write_json_atomic(path, {{"n", 2}, {"more", std::string(100000, 'x')}});
+  struct stat after {};
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  // A new inode means the old file was never truncated or rewritten in place: a
+  // reader (or a crash) sees the old complete file or the new complete one.
+  EXPECT_NE(before.st_ino, after.st_ino);
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in)["n"], 2);
+  // No temporary file is left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+TEST(Results, UnwritableDirectoryIsReportedUpFront) {
+  EXPECT_THROW(check_writable("/nonexistent-dir-xyz/r.json"), std::runtime_error);
+  std::string dir = temp_dir();
+  EXPECT_NO_THROW(check_writable(dir + "/r.json"));
+}
+
+TEST(Results, HistogramJsonListsNonEmptyBucketsWithBounds) {
+  Histogram h;
+  h.record(500);
+  h.record(500);
+  h.record(1'000'000);
+  nlohmann::json j = histogram_json(h);
+  ASSERT_EQ(j["buckets"].size(), 2u);
+  EXPECT_EQ(j["buckets"][0][0], 500);
+  EXPECT_EQ(j["buckets"][0][2], 2);
+  uint64_t lo = j["buckets"][1][0], hi = j["buckets"][1][1];
+  EXPECT_LE(lo, 1'000'000u);
+  EXPECT_GE(hi, 1'000'000u);
+  EXPECT_EQ(j["count"], 3);
+}
+
+}  // namespace rdmasweep

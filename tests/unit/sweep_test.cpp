@@ -1,0 +1,69 @@
+#include "core/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmasweep {
+
+TEST(Sweep, ParsesListsAndRanges) {
+  EXPECT_EQ(parse_axis("qps", "1,2,4,16"), (std::vector<uint64_t>{1, 2, 4, 16}));
+  EXPECT_EQ(parse_axis("size", "64:1k:x2"), (std::vector<uint64_t>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(parse_axis("size", "64:65536:x4").back(), 65536u);
+  EXPECT_EQ(parse_axis("qps", "1:4:+1"), (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_axis("qps", "1,8:32:x2"), (std::vector<uint64_t>{1, 8, 16, 32}));
+}
+
+TEST(Sweep, RejectsBadRangesNamingTheKey) {
+  for (const char* bad : {"", "x", "4:1:x2", "1:8:x1", "1:8:/2", "1:8"}) {
+    try {
+      parse_axis("qps", bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("qps"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Sweep, FileKeysAndCommandLineOverrides) {
+  SweepSpec s;
+  apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": "lat", "qps": [1, 4],
+                                          "size": {"from": 64, "to": 4096, "mul": 4}, "iters": 50})"));
+  EXPECT_EQ(s.op, (std::vector<std::string>{"write", "read"}));
+  EXPECT_EQ(s.size, (std::vector<uint64_t>{64, 256, 1024, 4096}));
+  apply_override(s, "qps", "2");
+  apply_override(s, "op", "send");
+  std::vector<TestConfig> pts = expand(s);
+  ASSERT_EQ(pts.size(), 4u);  // send x lat x qps 2 x four sizes
+  EXPECT_EQ(point_name(pts[0]), "send/lat/qps:2/size:64/cq:" + std::to_string(cq_depth_for(pts[0])));
+  EXPECT_EQ(pts[3].work.size, 4096u);
+  EXPECT_EQ(pts[0].work.iters, 50u);
+}
+
+TEST(Sweep, UnknownKeyAndImpossibleValueAreRejectedWithTheKey) {
+  SweepSpec s;
+  try {
+    apply_json(s, nlohmann::json::parse(R"({"qp": 4})"));
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'qp'"), std::string::npos);
+  }
+  apply_json(s, nlohmann::json::parse(R"({"size": 0})"));
+  try {
+    expand(s);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("size"), std::string::npos);
+  }
+  EXPECT_THROW(apply_json(s, nlohmann::json::parse(R"({"op": "atomic"})")), ConfigError);
+  EXPECT_THROW(apply_json(s, nlohmann::json::parse(R"({"repetitions": 0})")), ConfigError);
+}
+
+TEST(Sweep, ShippedConfigsParse) {
+  for (const char* f : {"quick.json", "full.json", "rxe-vs-mlx5.json"}) {
+    SweepSpec s = load_sweep_file(std::string(RDMASWEEP_SOURCE_DIR) + "/configs/" + f);
+    EXPECT_GT(expand(s).size(), 0u) << f;
+  }
+}
+
+}  // namespace rdmasweep
