@@ -1,0 +1,31 @@
+# Shared by the tools/ scripts: build once, and run a command where an RDMA device is.
+# shellcheck shell=bash
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${RDMASWEEP_BUILD_DIR:-$ROOT/build}
+RDMASWEEP=$BUILD/bench/rdmasweep
+
+build() {
+  "$ROOT/tools/bootstrap"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDMASWEEP_WERROR=ON >/dev/null
+  cmake --build "$BUILD" -j"$(nproc)" >/dev/null
+}
+
+# A local RDMA device with an ACTIVE port (real NIC, or rxe already set up).
+has_device() {
+  local s
+  for s in /sys/class/infiniband/*/ports/*/state; do
+    [ -e "$s" ] && grep -q ACTIVE "$s" && return 0
+  done
+  return 1
+}
+
+# Runs "$@" on a local device, or inside the rxe lab VM when this host has none.
+on_rdma() {
+  if has_device; then
+    "$@"
+  else
+    echo "no local RDMA device: running inside tools/rxe-lab (Soft-RoCE in a VM, slow but real)" >&2
+    "$ROOT/tools/rxe-lab" -- "$@"
+  fi
+}
