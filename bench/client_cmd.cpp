@@ -98,14 +98,15 @@ int client_main(int argc, char** argv) {
   check_writable(o.out);
   LocalFabric fabric = LocalFabric::open(o.fabric);
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
-  std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s)\n", fabric.dev.name().c_str(),
-               fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
-               fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size());
-
   SessionOptions so;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
+  std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n", fabric.dev.name().c_str(),
+               fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
+               fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size(),
+               session.server().host.c_str(), session.server().device.c_str());
+
 
   PointStore store;
   std::string abort_reason;

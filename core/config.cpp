@@ -39,7 +39,7 @@ static void require(bool ok, const std::string& what) {
 void validate(const TestConfig& c) {
   const Workload& w = c.work;
   const LoopKnobs& k = c.knobs;
-  require(w.qps >= 1 && w.qps <= 65536, "qps: " + std::to_string(w.qps) + " is out of range 1..65536");
+  require(w.qps >= 1 && w.qps <= (1u << 20), "qps: " + std::to_string(w.qps) + " is out of range 1..1048576");
   require(w.size >= 1, "size: a message must carry at least 1 byte (got 0)");
   require(w.size <= (1ull << 30), "size: " + std::to_string(w.size) + " bytes is over the 1 GiB limit");
   require(w.duration >= 0 && w.duration <= 86400, "duration: must be between 0 and 86400 seconds");

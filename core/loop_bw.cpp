@@ -1,79 +1,38 @@
 // Bandwidth / message-rate loops. Nothing but post, poll and count.
 #include <algorithm>
 
-#include "core/loop_common.hpp"
+#include "core/loop_bw.hpp"
 
 namespace rdmasweep {
 
 using namespace detail;
 
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl) {
-  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
-  const uint32_t depth = r.cfg.knobs.tx_depth;
-  const uint32_t post_list = r.cfg.knobs.post_list;
-  const uint32_t every = effective_signal_every(r.cfg);
-  const uint32_t batch = r.cfg.knobs.poll_batch;
-  const bool timed = duration > 0;
-  SendWrs wrs(r, post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
-  std::vector<SendQueue> sq(nqp);
-  std::vector<uint64_t> target(nqp, timed ? UINT64_MAX : per_qp);
-  std::vector<ibv_qp*> qp(nqp);
-  for (uint32_t q = 0; q < nqp; ++q) {
-    qp[q] = r.qps[q].get();
-    sq[q].until_signal = every;
+namespace {
+// The real device calls; inlined into the loop.
+struct VerbsOps {
+  std::vector<ibv_qp*> qp;
+  ibv_cq* cq;
+  int post(uint32_t q, ibv_send_wr* w) {
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(qp[q], w, &bad);
   }
-  std::vector<ibv_wc> wc(batch);
-  ibv_cq* cq = r.cq.get();
-  IdleWatch watch(ctl);
-  uint32_t unfinished = nqp;
-  uint64_t loops = 0;
+  int poll(int n, ibv_wc* wc) { return ibv_poll_cq(cq, n, wc); }
+};
+}  // namespace
 
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
-  while (unfinished > 0) {
-    for (uint32_t q = 0; q < nqp; ++q) {
-      SendQueue& s = sq[q];
-      while (s.posted < target[q] && s.outstanding() + post_list <= depth) {
-        uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(post_list, target[q] - s.posted));
-        ibv_send_wr* w = wrs.chain(q);
-        for (uint32_t i = 0; i < k; ++i) {
-          uint64_t seq = s.posted + i;
-          w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
-          w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
-                            (s.next_signaled(every, seq + 1 == target[q]) ? IBV_SEND_SIGNALED : 0);
-        }
-        w[k - 1].next = nullptr;  // a short final chain
-        ibv_send_wr* bad = nullptr;
-        if (int rc = ibv_post_send(qp[q], w, &bad)) fail_post(rc, "ibv_post_send", q);
-        if (k < post_list) w[k - 1].next = &w[k];
-        s.posted += k;
-      }
-    }
-    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
-    for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
-      uint32_t q = WrId::qp(wc[i].wr_id);
-      sq[q].retire(WrId::seq(wc[i].wr_id));
-      if (sq[q].completed == target[q]) --unfinished;
-    }
-    watch.tick(got);
-    // Duration mode: read the clock every 64 loops, not per message.
-    if (timed && (++loops & 63) == 0 && Clock::now() >= deadline && target[0] == UINT64_MAX) {
-      // Stop each QP at its next signaled WR so every posted WR is accounted for.
-      unfinished = 0;
-      for (uint32_t q = 0; q < nqp; ++q) {
-        SendQueue& s = sq[q];
-        target[q] = s.posted + (s.until_signal == every ? 0 : s.until_signal);
-        if (s.completed != target[q]) ++unfinished;
-      }
-    }
-  }
-  LoopStats st;
-  st.seconds = seconds_between(start, Clock::now());
-  st.per_qp.resize(nqp);
-  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed;
-  return st;
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl) {
+  BwPlan p;
+  p.nqp = static_cast<uint32_t>(r.qps.size());
+  p.depth = r.cfg.knobs.tx_depth;
+  p.post_list = r.cfg.knobs.post_list;
+  p.every = effective_signal_every(r.cfg);
+  p.batch = r.cfg.knobs.poll_batch;
+  p.per_qp = per_qp;
+  p.duration = duration;
+  SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
+  VerbsOps ops{{}, r.cq.get()};
+  for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
+  return bw_initiator_loop(ops, wrs, p, ctl);
 }
 
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl) {

@@ -17,28 +17,39 @@ ibv_wr_opcode opcode_of(Op op) {
   return IBV_WR_SEND;
 }
 
-SendWrs::SendWrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo)
-    : per_qp(post_list) {
-  size_t n = static_cast<size_t>(r.qps.size()) * post_list;
+SendWrs::SendWrs(uint32_t nqp, uint32_t post_list, ibv_wr_opcode opcode, int base_flags) : per_qp(post_list) {
+  size_t n = static_cast<size_t>(nqp) * post_list;
   wr.assign(n, ibv_send_wr{});
   sge.assign(n, ibv_sge{});
-  for (uint32_t q = 0; q < r.qps.size(); ++q) {
-    for (uint32_t k = 0; k < post_list; ++k) {
-      size_t i = static_cast<size_t>(q) * post_list + k;
-      // READ lands in our rx region; SEND and WRITE go out of our tx region.
-      char* local = (opcode == IBV_WR_RDMA_READ || echo) ? r.rx_region(q) : r.tx_region(q);
-      sge[i] = ibv_sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey()};
-      wr[i].sg_list = &sge[i];
-      wr[i].num_sge = 1;
-      wr[i].opcode = opcode;
-      wr[i].send_flags = static_cast<unsigned>(base_flags);
-      wr[i].next = k + 1 < post_list ? &wr[i + 1] : nullptr;
-      if (opcode != IBV_WR_SEND) {
-        wr[i].wr.rdma.remote_addr = r.remote.rx_region(q);
-        wr[i].wr.rdma.rkey = r.remote.rkey;
-      }
+  for (size_t i = 0; i < n; ++i) {
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = 1;
+    wr[i].opcode = opcode;
+    wr[i].send_flags = static_cast<unsigned>(base_flags);
+    wr[i].next = (i + 1) % post_list != 0 ? &wr[i + 1] : nullptr;
+  }
+}
+
+void SendWrs::set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t lkey, uint64_t remote, uint32_t rkey) {
+  for (uint32_t k = 0; k < per_qp; ++k) {
+    size_t i = static_cast<size_t>(qp) * per_qp + k;
+    sge[i] = ibv_sge{local, length, lkey};
+    if (wr[i].opcode != IBV_WR_SEND) {
+      wr[i].wr.rdma.remote_addr = remote;
+      wr[i].wr.rdma.rkey = rkey;
     }
   }
+}
+
+SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
+  SendWrs w(static_cast<uint32_t>(r.qps.size()), post_list, opcode, base_flags);
+  for (uint32_t q = 0; q < r.qps.size(); ++q) {
+    // READ lands in our rx region; SEND and WRITE go out of our tx region.
+    char* local = (opcode == IBV_WR_RDMA_READ || echo) ? r.rx_region(q) : r.tx_region(q);
+    w.set_buffers(q, reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey(),
+                  r.remote.rx_region(q), r.remote.rkey);
+  }
+  return w;
 }
 
 void fail_completion(const ibv_wc& wc) { throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id))); }

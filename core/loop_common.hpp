@@ -44,10 +44,17 @@ struct SendWrs {
   std::vector<ibv_sge> sge;
   uint32_t per_qp = 1;
 
-  // `echo`: send out of the rx region (a WRITE latency responder returns what it got).
-  SendWrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
+  SendWrs(uint32_t nqp, uint32_t post_list, ibv_wr_opcode opcode, int base_flags);
+  SendWrs(SendWrs&&) = default;  // the WRs point into sge and each other: never copy
+  SendWrs(const SendWrs&) = delete;
+  // Points QP q's WRs at a local buffer and, for RDMA WRITE/READ, the peer's.
+  void set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t lkey, uint64_t remote, uint32_t rkey);
   ibv_send_wr* chain(uint32_t qp) { return &wr[static_cast<size_t>(qp) * per_qp]; }
 };
+
+// The WRs of a test. `echo`: send out of the rx region (a WRITE latency responder
+// returns what it got).
+SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
 
 // Throws the completion error of a failed WC, naming its QP.
 [[noreturn]] void fail_completion(const ibv_wc& wc);

@@ -35,7 +35,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   const uint64_t total = timed ? UINT64_MAX : warmup + iters;
   // SEND and WRITE report one-way latency (round trip / 2), READ the round trip.
   const uint64_t divisor = op == Op::Read ? 1 : 2;
-  SendWrs wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0);
+  SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0);
   std::vector<SendQueue> sq(nqp);
   std::vector<Clock::time_point> t0(nqp);
   std::vector<uint64_t> count(nqp, 0);
@@ -134,7 +134,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   const uint32_t every = effective_signal_every(r.cfg);
   const uint32_t batch = r.cfg.knobs.poll_batch;
   const size_t last = r.cfg.work.size - 1;
-  SendWrs wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
+  SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
   std::vector<SendQueue> sq(nqp);
   std::vector<uint64_t> answered(nqp, 0), owed(nqp, 0);
   std::vector<ibv_qp*> qp(nqp);

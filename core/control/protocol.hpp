@@ -18,7 +18,7 @@ namespace rdmasweep::control {
 constexpr uint16_t kProtocolVersion = 1;
 constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
-constexpr uint32_t kMaxQps = 65536;
+constexpr uint32_t kMaxQps = 1u << 20;  // matches the configuration limit
 
 enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye };
 const char* to_string(MsgType t);

@@ -190,7 +190,7 @@ TEST_F(EndToEnd, RepetitionsAddAggregates) {
 
 TEST_F(EndToEnd, InterruptedSweepKeepsCompletedPointsAndServerKeepsServing) {
   std::string out = dir_ + "/i.json";
-  std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--op", "send",
+  std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--op", "write",
                                 "-s", "64", "-q", "1:64:+1", "-n", "300", "--out", out};
   Process c(argv);
   // Wait until at least one point is on disk, then interrupt.
@@ -235,7 +235,7 @@ TEST_F(EndToEnd, SizeZero) {
 }
 
 TEST_F(EndToEnd, MoreQpsThanTheDeviceGives) {
-  expect_clear_failure(client({"-q", "65536", "--op", "write", "--out", dir_ + "/x.json"}, 60s), "max_qp");
+  expect_clear_failure(client({"-q", "1048576", "--op", "write", "--out", dir_ + "/x.json"}, 60s), "max_qp");
 }
 
 TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {

@@ -1,0 +1,86 @@
+// The bandwidth initiator's hot loop, a template over the two device calls it makes
+// (post a chain, poll the CQ), so the micro-benchmarks can time its bookkeeping
+// alone with the device taken out. loop_bw.cpp instantiates it with real verbs.
+#pragma once
+
+#include <algorithm>
+
+#include "core/loop_common.hpp"
+
+namespace rdmasweep::detail {
+
+struct BwPlan {
+  uint32_t nqp = 1;
+  uint32_t depth = 128;      // send-queue depth
+  uint32_t post_list = 1;
+  uint32_t every = 32;       // signal interval
+  uint32_t batch = 16;       // WCs per poll
+  uint64_t per_qp = 1000;    // operations per QP (ignored when duration > 0)
+  double duration = 0;
+};
+
+// Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
+template <class Ops>
+LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, const BwPlan& p, const RunControl& ctl) {
+  const uint32_t nqp = p.nqp, depth = p.depth, post_list = p.post_list, every = p.every;
+  const bool timed = p.duration > 0;
+  std::vector<SendQueue> sq(nqp);
+  std::vector<uint64_t> target(nqp, timed ? UINT64_MAX : p.per_qp);
+  for (SendQueue& s : sq) s.until_signal = every;
+  std::vector<ibv_wc> wc(p.batch);
+  IdleWatch watch(ctl);
+  uint32_t unfinished = nqp;
+  uint64_t loops = 0;
+  bool stopping = false;
+
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
+  while (unfinished > 0) {
+    for (uint32_t q = 0; q < nqp; ++q) {
+      SendQueue& s = sq[q];
+      while (s.posted < target[q] && s.outstanding() + post_list <= depth) {
+        uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(post_list, target[q] - s.posted));
+        ibv_send_wr* w = wrs.chain(q);
+        for (uint32_t i = 0; i < k; ++i) {
+          uint64_t seq = s.posted + i;
+          w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
+          w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
+                            (s.next_signaled(every, seq + 1 == target[q]) ? IBV_SEND_SIGNALED : 0);
+        }
+        ibv_send_wr* saved = w[k - 1].next;
+        w[k - 1].next = nullptr;  // a short final chain
+        if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
+        w[k - 1].next = saved;
+        s.posted += k;
+      }
+    }
+    int got = ops.poll(static_cast<int>(p.batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      uint32_t q = WrId::qp(wc[i].wr_id);
+      sq[q].retire(WrId::seq(wc[i].wr_id));
+      if (sq[q].completed == target[q]) --unfinished;
+    }
+    watch.tick(got);
+    // Duration mode: read the clock every 64 loops, not per message.
+    if (timed && !stopping && (++loops & 63) == 0 && Clock::now() >= deadline) {
+      // Stop each QP at its next signaled WR so every posted WR is accounted for.
+      stopping = true;
+      unfinished = 0;
+      for (uint32_t q = 0; q < nqp; ++q) {
+        SendQueue& s = sq[q];
+        target[q] = s.posted + (s.until_signal == every ? 0 : s.until_signal);
+        if (s.completed != target[q]) ++unfinished;
+      }
+    }
+  }
+  LoopStats st;
+  st.seconds = seconds_between(start, Clock::now());
+  st.per_qp.resize(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed;
+  return st;
+}
+
+}  // namespace rdmasweep::detail
