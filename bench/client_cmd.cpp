@@ -146,7 +146,9 @@ int client_main(int argc, char** argv) {
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return kUsage;
 
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), store, abort_reason);
+  size_t width = 5;
+  for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), store, abort_reason, width);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);
   SweepReporter::clear_progress_line();

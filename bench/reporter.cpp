@@ -21,8 +21,13 @@ std::string hist_path_for(const std::string& out) {
 // Strict JSON has no NaN or Infinity: such a figure is written as null.
 static json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-SweepReporter::SweepReporter(std::string out_path, json context, const PointStore& store, const std::string& abort_reason)
-    : out_path_(std::move(out_path)), hist_path_(hist_path_for(out_path_)), store_(store), abort_reason_(abort_reason) {
+SweepReporter::SweepReporter(std::string out_path, json context, const PointStore& store, const std::string& abort_reason,
+                             size_t name_width)
+    : out_path_(std::move(out_path)),
+      hist_path_(hist_path_for(out_path_)),
+      store_(store),
+      abort_reason_(abort_reason),
+      name_width_(name_width) {
   doc_["context"] = std::move(context);
   doc_["benchmarks"] = json::array();
   hist_doc_ = {{"schema_version", kResultsSchemaVersion}, {"results_file", out_path_}, {"points", json::object()}};
@@ -41,7 +46,6 @@ bool SweepReporter::ReportContext(const Context& ctx) {
   c["load_avg"] = ctx.cpu_info.load_avg;
   c["library_build_type"] = "release";
   c["incomplete"] = true;
-  name_width_ = std::max<size_t>(ctx.name_field_width, 20);
   write_files();
   return true;
 }

@@ -20,7 +20,8 @@ using PointStore = std::map<std::string, std::vector<PointResult>>;
 class SweepReporter : public benchmark::BenchmarkReporter {
  public:
   // `abort_reason`, when not empty at the end, marks the results incomplete.
-  SweepReporter(std::string out_path, nlohmann::json context, const PointStore& store, const std::string& abort_reason);
+  SweepReporter(std::string out_path, nlohmann::json context, const PointStore& store, const std::string& abort_reason,
+                size_t name_width);
 
   bool ReportContext(const Context& ctx) override;
   void ReportRuns(const std::vector<Run>& runs) override;
