@@ -111,9 +111,13 @@ int client_main(int argc, char** argv) {
   PointStore store;
   std::string abort_reason;
   Progress progress(points.size() * o.spec.repetitions, o.progress);
-  for (const TestConfig& cfg : points) {
+  // QPs are created once per shape (QP count and loop knobs) and reused across sizes.
+  std::vector<uint64_t> slots = plan_slots(points);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const TestConfig& cfg = points[i];
+    const uint64_t slot = slots[i];
     std::string name = point_name(cfg);
-    benchmark::RegisterBenchmark(name.c_str(), [&, cfg, name](benchmark::State& st) {
+    benchmark::RegisterBenchmark(name.c_str(), [&, cfg, slot, name](benchmark::State& st) {
       for (auto _ : st) {
         if (!abort_reason.empty()) {
           st.SkipWithError(("not run: " + abort_reason).c_str());
@@ -121,7 +125,7 @@ int client_main(int argc, char** argv) {
         }
         progress.starting(name);
         try {
-          PointResult r = session.run(cfg);
+          PointResult r = session.run(cfg, slot);
           st.SetIterationTime(r.seconds);
           for (const auto& [k, v] : figures(r)) st.counters[k] = v;
           if (r.latency) st.SetLabel(latency_kind(cfg));
@@ -152,8 +156,8 @@ int client_main(int argc, char** argv) {
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);
   SweepReporter::clear_progress_line();
-  std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; results: %s, histograms: %s\n", ran,
-               reporter.failed(), o.out.c_str(), reporter.hist_path().c_str());
+  std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
+               reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());
   if (g_interrupted) return kInterrupted;
   if (ran == 0) {
     std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");

@@ -147,7 +147,22 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
   write_files();
 }
 
+std::string SweepReporter::time_summary() const {
+  double setup = 0, measured = 0;
+  for (const auto& [name, runs] : store_)
+    for (const PointResult& r : runs) {
+      setup += r.setup_seconds;
+      measured += r.seconds;
+    }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  char b[160];
+  std::snprintf(b, sizeof b, "wall %.1f s: setup %.2f s (%.1f%%), measurement %.2f s (%.1f%%)", wall, setup,
+                wall > 0 ? 100 * setup / wall : 0, measured, wall > 0 ? 100 * measured / wall : 0);
+  return b;
+}
+
 void SweepReporter::Finalize() {
+  doc_["context"]["time_summary"] = time_summary();
   doc_["context"]["incomplete"] = !abort_reason_.empty();
   if (!abort_reason_.empty()) doc_["context"]["incomplete_reason"] = abort_reason_;
   write_files();

@@ -3,6 +3,7 @@
 // file atomically after every point, marked incomplete until the sweep finishes.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ class SweepReporter : public benchmark::BenchmarkReporter {
 
   const std::string& hist_path() const { return hist_path_; }
   size_t failed() const { return failed_; }
+  // "wall X s: setup Y s (P%), measurement Z s (Q%)", also kept in the results' context.
+  std::string time_summary() const;
   // Call before printing anything else to stdout/stderr while the progress line shows.
   static void clear_progress_line();
 
@@ -45,6 +48,7 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   size_t name_width_ = 40;
   size_t failed_ = 0;
   bool header_printed_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 std::string hist_path_for(const std::string& out_path);

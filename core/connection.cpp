@@ -1,5 +1,7 @@
 #include "core/connection.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -48,11 +50,33 @@ static int mr_access(const TestConfig& c, Role role) {
   return acc;
 }
 
-TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r)
+bool same_shape(const TestConfig& a, const TestConfig& b) {
+  return a.work.op == b.work.op && a.work.mode == b.work.mode && a.work.qps == b.work.qps &&
+         cq_depth_for(a) == cq_depth_for(b) && a.knobs.tx_depth == b.knobs.tx_depth &&
+         a.knobs.rx_depth == b.knobs.rx_depth && a.knobs.signal_every == b.knobs.signal_every &&
+         a.knobs.inline_size == b.knobs.inline_size;
+}
+
+static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget) {
+  std::vector<uint64_t> slots(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    uint64_t biggest = points[i].work.size;
+    for (const TestConfig& o : points)
+      if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
+    uint64_t regions = points[i].work.mode == Mode::Lat ? points[i].work.qps : 1;
+    bool fits = 2 * regions * round_slot(biggest) <= budget;
+    slots[i] = round_slot(fits ? biggest : points[i].work.size);
+  }
+  return slots;
+}
+
+TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot)
     : dev(d), cfg(c), role(r), gid(g) {
   validate(cfg);
   check_device_limits(cfg, dev);
-  slot_bytes = (cfg.work.size + 63) / 64 * 64;
+  slot_bytes = round_slot(std::max(slot, cfg.work.size));
   regions = cfg.work.mode == Mode::Lat ? cfg.work.qps : 1;
   uint64_t bytes = 2 * slot_bytes * regions;
   if (bytes > (uint64_t{8} << 30))
@@ -68,7 +92,8 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   verbs::QpCaps caps;
   caps.max_send_wr = cfg.knobs.tx_depth;
   caps.max_recv_wr = posts_receives(cfg, role) ? cfg.knobs.rx_depth : 1;
-  caps.max_inline = use_inline ? cfg.knobs.inline_size : 0;
+  // Sized for the knob, not this point's message, so later sizes can go inline too.
+  caps.max_inline = cfg.work.op == Op::Read ? 0 : cfg.knobs.inline_size;
   std::mt19937 rng(std::random_device{}());
   qps.reserve(cfg.work.qps);
   psn.reserve(cfg.work.qps);
@@ -77,6 +102,18 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     qps.back().to_init(dev.port(), mr_access(cfg, role) & ~IBV_ACCESS_LOCAL_WRITE);
     psn.push_back(rng() & 0xffffff);
   }
+  sq.assign(cfg.work.qps, SendQueue{});
+  for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
+}
+
+bool TestResources::can_serve(const TestConfig& next) const {
+  return same_shape(cfg, next) && next.work.size <= slot_bytes;
+}
+
+void TestResources::retarget(const TestConfig& next) {
+  cfg = next;
+  use_inline = cfg.work.op != Op::Read && cfg.work.size <= cfg.knobs.inline_size;
+  std::memset(mr.data(), 0, regions * slot_bytes);
 }
 
 control::Endpoint TestResources::local_endpoint() const {
@@ -117,7 +154,8 @@ void TestResources::connect(const control::Endpoint& peer) {
   if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
   for (uint32_t q = 0; q < qps.size(); ++q) {
-    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(cfg.work.size), mr.lkey()};
+    // The whole slot: a reused QP's receives fit every size of its sweep.
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), mr.lkey()};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
       ibv_recv_wr wr{};
       wr.wr_id = WrId::encode(q, s);

@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "core/control/protocol.hpp"
 #include "core/gid.hpp"
+#include "core/send_queue.hpp"
 #include "core/verbs/completion_queue.hpp"
 #include "core/verbs/device.hpp"
 #include "core/verbs/memory_region.hpp"
@@ -31,9 +32,24 @@ struct RemoteBuffer {
   uint64_t rx_region(uint32_t qp) const { return addr + (regions == 1 ? 0 : qp) * slot_bytes; }
 };
 
+// Points whose verbs objects are interchangeable: a sweep reuses one set of QPs,
+// connected once, across the message sizes of the same QP count and loop knobs.
+bool same_shape(const TestConfig& a, const TestConfig& b);
+
+// Buffer slot per point: the largest size among the points of its shape, so its
+// QPs can serve them all, unless that would pin more than `budget` bytes.
+std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget = uint64_t{256} << 20);
+
 class TestResources {
  public:
-  TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role);
+  // `slot` >= cfg.work.size: bytes per QP region (0: just the message size).
+  TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0);
+
+  // True when these QPs, CQ and buffers can run `next` as they are.
+  bool can_serve(const TestConfig& next) const;
+  // Switches to `next` (can_serve must hold) and clears the receive area, so no tag
+  // from the previous point is mistaken for a new one.
+  void retarget(const TestConfig& next);
 
   control::Endpoint local_endpoint() const;
   // Brings every QP to RTS against the peer's endpoint, then posts the initial receives.
@@ -60,6 +76,7 @@ class TestResources {
   verbs::CompletionQueue cq;
   std::vector<verbs::QueuePair> qps;
   std::vector<uint32_t> psn;
+  std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
 };
 
 // True when this side posts receives for the test (SEND: the target in bw, both in lat).

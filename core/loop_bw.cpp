@@ -32,7 +32,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   VerbsOps ops{{}, r.cq.get()};
   for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
-  return bw_initiator_loop(ops, wrs, p, ctl);
+  return bw_initiator_loop(ops, wrs, r.sq, p, ctl);
 }
 
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl) {
@@ -42,7 +42,7 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   std::vector<ibv_sge> sge(nqp);
   std::vector<ibv_qp*> qp(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
-    sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey()};
+    sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.slot_bytes), r.mr.lkey()};
     rwr[q].sg_list = &sge[q];
     rwr[q].num_sge = 1;
     qp[q] = r.qps[q].get();

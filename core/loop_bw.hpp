@@ -20,16 +20,20 @@ struct BwPlan {
 };
 
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
+// `sq` is the QPs' own accounting and carries over from the previous point.
 template <class Ops>
-LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, const BwPlan& p, const RunControl& ctl) {
+LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, const RunControl& ctl) {
   const uint32_t nqp = p.nqp, depth = p.depth, post_list = p.post_list, every = p.every;
   const bool timed = p.duration > 0;
-  std::vector<SendQueue> sq(nqp);
-  std::vector<uint64_t> target(nqp, timed ? UINT64_MAX : p.per_qp);
-  for (SendQueue& s : sq) s.until_signal = every;
+  std::vector<uint64_t> target(nqp), first(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) {
+    first[q] = sq[q].posted;
+    target[q] = timed ? UINT64_MAX : sq[q].posted + p.per_qp;
+  }
   std::vector<ibv_wc> wc(p.batch);
   IdleWatch watch(ctl);
-  uint32_t unfinished = nqp;
+  uint32_t unfinished = 0;
+  for (uint32_t q = 0; q < nqp; ++q) unfinished += sq[q].completed != target[q];
   uint64_t loops = 0;
   bool stopping = false;
 
@@ -79,7 +83,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, const BwPlan& p, const RunCo
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
   st.per_qp.resize(nqp);
-  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed;
+  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
   return st;
 }
 

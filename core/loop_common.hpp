@@ -18,25 +18,6 @@ inline double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// Send-queue accounting for one QP under selective signaling: a signaled completion
-// with sequence s retires every WR up to s.
-struct SendQueue {
-  uint64_t posted = 0;
-  uint64_t completed = 0;
-  uint32_t until_signal = 0;  // WRs left before the next signaled one
-
-  uint64_t outstanding() const { return posted - completed; }
-  void retire(uint32_t seq) { completed += static_cast<uint32_t>(seq + 1 - static_cast<uint32_t>(completed)); }
-  // Signal the WR about to be posted? Every `every`-th one, and always when `last`.
-  bool next_signaled(uint32_t every, bool last) {
-    if (--until_signal == 0 || last) {
-      until_signal = every;
-      return true;
-    }
-    return false;
-  }
-};
-
 // One prebuilt chain of `post_list` send WRs per QP; the loop only sets wr_id,
 // flags and the chain's length.
 struct SendWrs {

@@ -14,7 +14,7 @@ namespace {
 inline char tag_of(uint64_t iteration) { return static_cast<char>(iteration % 255 + 1); }
 
 void repost_recv(TestResources& r, ibv_qp* qp, uint32_t q, uint64_t wr_id) {
-  ibv_sge sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey()};
+  ibv_sge sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.slot_bytes), r.mr.lkey()};
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
@@ -36,14 +36,13 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   // SEND and WRITE report one-way latency (round trip / 2), READ the round trip.
   const uint64_t divisor = op == Op::Read ? 1 : 2;
   SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0);
-  std::vector<SendQueue> sq(nqp);
+  std::vector<SendQueue>& sq = r.sq;
   std::vector<Clock::time_point> t0(nqp);
   std::vector<uint64_t> count(nqp, 0);
   std::vector<char> in_flight(nqp, 0), pending(nqp, 0);
   std::vector<ibv_qp*> qp(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
     qp[q] = r.qps[q].get();
-    sq[q].until_signal = every;
   }
   LatStats st;
   st.qp_min_ns.assign(nqp, UINT64_MAX);
@@ -135,12 +134,11 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   const uint32_t batch = r.cfg.knobs.poll_batch;
   const size_t last = r.cfg.work.size - 1;
   SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
-  std::vector<SendQueue> sq(nqp);
+  std::vector<SendQueue>& sq = r.sq;
   std::vector<uint64_t> answered(nqp, 0), owed(nqp, 0);
   std::vector<ibv_qp*> qp(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
     qp[q] = r.qps[q].get();
-    sq[q].until_signal = every;
   }
   std::vector<ibv_wc> wc(batch);
   ibv_cq* cq = r.cq.get();

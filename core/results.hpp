@@ -26,6 +26,8 @@ struct PointResult {
   bool latency = false;
   Histogram hist;           // lat only, ns
   double cpu_seconds = 0;   // user + system CPU of this process during the measurement
+  double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
+  bool reused = false;      // ran on the previous point's QPs
 };
 
 // What the latency figures mean for this point.

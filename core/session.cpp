@@ -60,24 +60,35 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
   server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
 }
 
-PointResult ClientSession::run(const TestConfig& cfg) {
-  // Local resources first: a request this device cannot serve fails before the server does any work.
-  TestResources res(fabric_.dev, fabric_.gid, cfg, Role::Initiator);
+PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
+  auto t0 = std::chrono::steady_clock::now();
+  bool reuse = res_ && res_->can_serve(cfg);
+  if (reuse) {
+    res_->retarget(cfg);
+  } else {
+    // Local resources first: a request this device cannot serve fails before the server does any work.
+    res_.reset();
+    res_ = std::make_unique<TestResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot);
+  }
   try {
-    return run_connected(res);
+    PointResult r = run_connected(*res_, reuse, t0);
+    r.reused = reuse;
+    return r;
   } catch (...) {
     broken_ = true;  // the server is mid-test: this connection cannot run another point
+    res_.reset();
     throw;
   }
 }
 
-PointResult ClientSession::run_connected(TestResources& res) {
+PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
   const TestConfig& cfg = res.cfg;
-  ch_.send(MsgType::Setup, cfg);
+  ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes, reuse}));
   control::Endpoint peer = control::endpoint_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.work.qps);
-  res.connect(peer);
+  if (!reuse) res.connect(peer);
   ch_.send(MsgType::Connect, control::to_json(res.local_endpoint()));
   ch_.expect(MsgType::Ready, opt_.timeout);
+  double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunControl ctl;
   ctl.interrupted = opt_.interrupted;
@@ -91,6 +102,7 @@ PointResult ClientSession::run_connected(TestResources& res) {
   };
 
   PointResult out;
+  out.setup_seconds = setup;
   out.cfg = cfg;
   out.name = point_name(cfg);
   const Workload& w = cfg.work;
@@ -144,17 +156,26 @@ void ClientSession::close(const std::string& error) {
 
 // ---- server ----
 
-static void serve_test(LocalFabric& fabric, control::Channel& ch, const TestConfig& cfg, const SessionOptions& opt) {
-  std::unique_ptr<TestResources> res;
+// `res` holds the previous point's resources, reused when the client asks.
+static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
+                       const SessionOptions& opt, std::unique_ptr<TestResources>& res) {
+  const TestConfig& cfg = req.cfg;
   try {
-    res = std::make_unique<TestResources>(fabric.dev, fabric.gid, cfg, Role::Target);
+    if (req.reuse) {
+      if (!res || !res->can_serve(cfg) || res->slot_bytes != req.slot_bytes)
+        throw verbs::Error("the client asked to reuse QPs this server does not have (protocol out of step)");
+      res->retarget(cfg);
+    } else {
+      res.reset();  // free the previous point's memory and QPs first
+      res = std::make_unique<TestResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes);
+    }
   } catch (const std::exception& e) {
     ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
     throw;
   }
   ch.send(MsgType::SetupOk, control::to_json(res->local_endpoint()));
   control::Endpoint peer = control::endpoint_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.work.qps);
-  res->connect(peer);
+  if (!req.reuse) res->connect(peer);
   ch.send(MsgType::Ready);
 
   const Workload& w = cfg.work;
@@ -201,14 +222,14 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
   ch.send(MsgType::Hello, control::to_json(fabric.hello()));
   log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
   size_t served = 0;
+  std::unique_ptr<TestResources> res;
   while (true) {
     control::Message m = ch.recv(kTestWait);
     if (m.type == MsgType::Bye) return served;
     if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
     if (m.type != MsgType::Setup)
       throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
-    TestConfig cfg = control::setup_from_json(m.body);
-    serve_test(fabric, ch, cfg, opt);
+    serve_test(fabric, ch, control::setup_from_json(m.body), opt, res);
     ++served;
   }
 }

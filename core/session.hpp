@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "core/connection.hpp"
@@ -31,20 +32,23 @@ class ClientSession {
  public:
   ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt);
   const control::Hello& server() const { return server_; }
-  // Runs one point end to end. Throws on any failure; the session is unusable after.
-  PointResult run(const TestConfig& cfg);
+  // Runs one point end to end, on the previous point's QPs when they can serve it,
+  // else on new ones with `slot` bytes per QP region (see plan_slots()). Throws on
+  // failure; broken() then says whether the session can go on.
+  PointResult run(const TestConfig& cfg, uint64_t slot = 0);
   // Tells the server why the client stops (interrupt, error) or that it is done.
   void close(const std::string& error = "");
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
 
  private:
-  PointResult run_connected(TestResources& res);
+  PointResult run_connected(TestResources& res, bool reuse, std::chrono::steady_clock::time_point t0);
 
   LocalFabric& fabric_;
   control::Channel ch_;
   SessionOptions opt_;
   control::Hello server_;
+  std::unique_ptr<TestResources> res_;  // kept across points of the same shape
   bool broken_ = false;
 };
 

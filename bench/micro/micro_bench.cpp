@@ -49,7 +49,7 @@ BENCHMARK(BM_HistogramRecord);
 void BM_BuildPostList(benchmark::State& st) {
   const uint32_t pl = static_cast<uint32_t>(st.range(0));
   detail::SendWrs wrs(1, pl, IBV_WR_RDMA_WRITE, 0);
-  detail::SendQueue s;
+  SendQueue s;
   s.until_signal = 32;
   for (auto _ : st) {
     ibv_send_wr* w = wrs.chain(0);
@@ -102,7 +102,9 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
   uint64_t messages = 0;
   for (auto _ : st) {
     InstantOps ops(static_cast<size_t>(p.nqp) * p.depth + 64);
-    LoopStats s = detail::bw_initiator_loop(ops, wrs, p, ctl);
+    std::vector<SendQueue> sq(p.nqp);
+    for (SendQueue& s : sq) s.until_signal = p.every;
+    LoopStats s = detail::bw_initiator_loop(ops, wrs, sq, p, ctl);
     messages += s.messages();
   }
   st.SetItemsProcessed(static_cast<int64_t>(messages));

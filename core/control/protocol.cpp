@@ -146,15 +146,25 @@ Counts counts_from_json(const json& j, uint32_t expected_qps) {
   return Counts{array_field<uint64_t>(j, "per_qp", expected_qps)};
 }
 
-TestConfig setup_from_json(const json& j) {
-  TestConfig c;
+json to_json(const SetupRequest& s) { return {{"config", s.cfg}, {"slot_bytes", s.slot_bytes}, {"reuse", s.reuse}}; }
+
+SetupRequest setup_from_json(const json& j) {
+  SetupRequest s;
+  auto cfg = j.find("config");
+  if (cfg == j.end()) throw ProtocolError("control message lacks 'config'");
   try {
-    from_json(j, c);
-    validate(c);
+    from_json(*cfg, s.cfg);
+    validate(s.cfg);
   } catch (const ConfigError& e) {
     throw ProtocolError(std::string("bad test configuration from peer: ") + e.what());
   }
-  return c;
+  s.slot_bytes = field<uint64_t>(j, "slot_bytes");
+  if (s.slot_bytes < s.cfg.work.size || s.slot_bytes > (uint64_t{1} << 30))
+    throw ProtocolError("control message field 'slot_bytes' is out of range");
+  auto reuse = j.find("reuse");
+  if (reuse == j.end() || !reuse->is_boolean()) throw ProtocolError("control message lacks boolean 'reuse'");
+  s.reuse = reuse->get<bool>();
+  return s;
 }
 
 std::string error_from_json(const json& j) { return field<std::string>(j, "message"); }

@@ -76,7 +76,15 @@ nlohmann::json to_json(const Endpoint& e);
 Endpoint endpoint_from_json(const nlohmann::json& j, uint32_t expected_qps);
 nlohmann::json to_json(const Counts& c);
 Counts counts_from_json(const nlohmann::json& j, uint32_t expected_qps);
-TestConfig setup_from_json(const nlohmann::json& j);  // validated
+// The client's request for one point. `reuse`: keep the QPs of the previous point
+// (same shape, see same_shape()), already connected; `slot_bytes`: buffer per QP region.
+struct SetupRequest {
+  TestConfig cfg;
+  uint64_t slot_bytes = 0;
+  bool reuse = false;
+};
+nlohmann::json to_json(const SetupRequest& s);
+SetupRequest setup_from_json(const nlohmann::json& j);  // validated
 std::string error_from_json(const nlohmann::json& j);
 
 }  // namespace rdmasweep::control

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/connection.hpp"
+#include "core/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/rdma/process.hpp"
 
@@ -139,7 +141,11 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
   ASSERT_EQ(r["benchmarks"].size(), 6u);
   bool lat = std::string(GetParam().mode) == "lat";
   const uint64_t qps[] = {1, 1, 4, 4, 16, 16};
-  for (size_t i = 0; i < 6; ++i) check_point(r["benchmarks"][i], qps[i], iters, lat);
+  for (size_t i = 0; i < 6; ++i) {
+    check_point(r["benchmarks"][i], qps[i], iters, lat);
+    // QPs are connected once per QP count: the 4096-byte point runs on the 64-byte point's QPs.
+    EXPECT_EQ(r["benchmarks"][i]["reused_qps"], i % 2 == 1 ? 1 : 0) << i;
+  }
 
   json h = load(dir_ + "/r.hist.json");
   ASSERT_TRUE(h.is_object());
@@ -177,15 +183,61 @@ TEST_F(EndToEnd, LoopKnobsAndDurationMode) {
   EXPECT_EQ(static_cast<uint64_t>(b["qp_messages_min"].get<double>()) % 8, 0u);
 }
 
-TEST_F(EndToEnd, RepetitionsAddAggregates) {
+TEST_F(EndToEnd, RepetitionsAddAggregatesOnReusedQps) {
   std::string out = dir_ + "/a.json";
-  Outcome o = client({"--op", "send", "-s", "64", "-n", "100", "--repetitions", "3", "--out", out});
+  Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "256", "--warmup", "0", "--repetitions", "3",
+                      "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
   json r = load(out);
   std::set<std::string> names;
-  for (const auto& b : r["benchmarks"]) names.insert(b["name"].get<std::string>());
+  int reused = 0;
+  for (const auto& b : r["benchmarks"]) {
+    names.insert(b["name"].get<std::string>());
+    if (b["run_type"] != "iteration") continue;
+    check_point(b, 1, 256, true);
+    reused += b["reused_qps"].get<int>();
+  }
+  EXPECT_EQ(reused, 2);  // repetitions 2 and 3 run on the QPs of the first
   for (const char* agg : {"_mean", "_median", "_stddev"})
-    EXPECT_TRUE(names.count("send/bw/qps:1/size:64/cq:516" + std::string(agg))) << agg;
+    EXPECT_TRUE(names.count("write/lat/qps:1/size:64/cq:4" + std::string(agg))) << agg;
+}
+
+// The engine itself, without the tool: a point of the same shape reuses the QPs, and
+// the receive area starts clean. WRITE latency sees each pong as a tag in memory; a
+// tag left from the previous point would "complete" a round trip that never happened.
+TEST(Resources, RetargetKeepsTheQpsAndClearsTheReceiveArea) {
+  REQUIRE_DEVICE();
+  verbs::Device dev = verbs::Device::open("", 1);
+  GidEntry gid = select_gid(dev, -1);
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.mode = Mode::Lat;
+  c.work.qps = 2;
+  c.work.size = 64;
+  TestResources res(dev, gid, c, Role::Initiator, 4096);
+  EXPECT_EQ(res.slot_bytes, 4096u);
+  uint32_t qpn = res.qps[1].qpn();
+
+  TestConfig bigger = c;
+  bigger.work.size = 4096;
+  TestConfig too_big = c;
+  too_big.work.size = 8192;
+  TestConfig more_qps = c;
+  more_qps.work.qps = 3;
+  TestConfig other_op = bigger;
+  other_op.work.op = Op::Read;
+  EXPECT_TRUE(res.can_serve(bigger));
+  EXPECT_FALSE(res.can_serve(too_big));
+  EXPECT_FALSE(res.can_serve(more_qps));
+  EXPECT_FALSE(res.can_serve(other_op));
+
+  res.rx_region(1)[4095] = 1;
+  res.rx_region(0)[63] = 7;
+  res.retarget(bigger);
+  EXPECT_EQ(res.cfg.work.size, 4096u);
+  EXPECT_EQ(res.qps[1].qpn(), qpn);
+  EXPECT_EQ(res.rx_region(1)[4095], 0);
+  EXPECT_EQ(res.rx_region(0)[63], 0);
 }
 
 TEST_F(EndToEnd, InterruptedSweepKeepsCompletedPointsAndServerKeepsServing) {

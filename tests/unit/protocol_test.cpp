@@ -44,11 +44,20 @@ TEST(Protocol, SetupCarriesAValidatedConfig) {
   TestConfig c;
   c.work.qps = 16;
   c.work.op = Op::Write;
-  TestConfig back = setup_from_json(nlohmann::json(c));
-  EXPECT_EQ(point_name(back), point_name(c));
-  nlohmann::json bad = c;
-  bad["size"] = 0;
+  SetupRequest req{c, 65536, true};
+  SetupRequest back = setup_from_json(to_json(req));
+  EXPECT_EQ(point_name(back.cfg), point_name(c));
+  EXPECT_EQ(back.slot_bytes, 65536u);
+  EXPECT_TRUE(back.reuse);
+  nlohmann::json bad = to_json(req);
+  bad["config"]["size"] = 0;
   EXPECT_THROW(setup_from_json(bad), ProtocolError);
+  nlohmann::json small_slot = to_json(req);
+  small_slot["slot_bytes"] = 64;  // smaller than the message
+  EXPECT_THROW(setup_from_json(small_slot), ProtocolError);
+  nlohmann::json no_reuse = to_json(req);
+  no_reuse.erase("reuse");
+  EXPECT_THROW(setup_from_json(no_reuse), ProtocolError);
 }
 
 TEST(Protocol, HeaderRejectsGarbageVersionAndOversize) {

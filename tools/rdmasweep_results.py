@@ -1,0 +1,207 @@
+"""Loading and normalising rdmasweep / Google Benchmark result files.
+
+Shared by tools/plot and tools/compare (stdlib only). A results file is Google
+Benchmark JSON ({"context": {...}, "benchmarks": [...]}); rdmasweep adds its
+own context keys, per-point counters and a FILE.hist.json beside it.
+"""
+
+import json
+import math
+import os
+import re
+import statistics
+
+
+class InputError(Exception):
+    """A file that cannot be used: unreadable, not JSON, or not a results file."""
+
+
+# Metric name -> (better direction, unit, human label). "higher" or "lower".
+RDMASWEEP_METRICS = {
+    "bytes_per_second": ("higher", "B/s", "bandwidth"),
+    "items_per_second": ("higher", "msg/s", "message rate"),
+    "lat_min_us": ("lower", "us", "latency min"),
+    "lat_p50_us": ("lower", "us", "latency p50"),
+    "lat_p90_us": ("lower", "us", "latency p90"),
+    "lat_p99_us": ("lower", "us", "latency p99"),
+    "lat_p999_us": ("lower", "us", "latency p99.9"),
+    "lat_p9999_us": ("lower", "us", "latency p99.99"),
+    "lat_max_us": ("lower", "us", "latency max"),
+    "lat_mean_us": ("lower", "us", "latency mean"),
+    "cpu_seconds": ("lower", "s", "CPU time"),
+}
+# Plain Google Benchmark files: times (normalised to ns) plus the counters above
+# that such binaries commonly set.
+GBENCH_METRICS = {
+    "real_time": ("lower", "ns", "real time"),
+    "cpu_time": ("lower", "ns", "CPU time"),
+    "bytes_per_second": ("higher", "B/s", "bytes/s"),
+    "items_per_second": ("higher", "items/s", "items/s"),
+}
+_TIME_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
+
+# rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...]
+_NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)$")
+KNOB_NAMES = ("tx", "rx", "post", "signal", "inline", "poll")
+
+
+def parse_name(name):
+    """Splits an rdmasweep point name into its parameters, or None if it is not one."""
+    m = _NAME_RE.match(name)
+    if not m:
+        return None
+    knobs = {}
+    for part in m.group(6).split("/")[1:]:
+        k, v = part.split(":")
+        knobs[k] = int(v)
+    return {"op": m.group(1), "mode": m.group(2), "qps": int(m.group(3)),
+            "size": int(m.group(4)), "cq": int(m.group(5)), "knobs": knobs}
+
+
+def hist_path(path):
+    """FILE.json -> FILE.hist.json (what rdmasweep writes beside a results file)."""
+    return (path[:-5] if path.endswith(".json") else path) + ".hist.json"
+
+
+def _read_json(path, what):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read {what}: {e.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not valid JSON: {e}") from None
+
+
+def _number(v):
+    """A finite float, or None (result files use null for missing values)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+class Point:
+    """One benchmark point: its iteration runs (repetitions), aggregates and status."""
+
+    def __init__(self, name):
+        self.name = name
+        self.params = parse_name(name)
+        self.runs = []          # iteration entries, in file order
+        self.aggregates = {}    # aggregate_name -> entry
+        self.errors = []        # error messages of failed runs
+
+    @property
+    def failed(self):
+        """True when no run of this point succeeded."""
+        return bool(self.errors) and not self.runs
+
+    @property
+    def repetitions(self):
+        return len(self.runs)
+
+    def samples(self, metric, time_scale=None):
+        """The metric's value in every successful iteration run; falls back to the
+        _median aggregate when the file holds aggregates only."""
+        entries = self.runs or ([self.aggregates["median"]] if "median" in self.aggregates else [])
+        out = []
+        for e in entries:
+            v = _number(e.get(metric))
+            if v is not None and time_scale and metric in ("real_time", "cpu_time"):
+                v *= _TIME_TO_NS.get(e.get("time_unit", "ns"), 1.0)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def value(self, metric):
+        """Representative value: the _median aggregate when there are repetitions,
+        else the median of the iteration runs (the single run when there is one)."""
+        agg = self.aggregates.get("median")
+        if agg is not None and len(self.runs) > 1:
+            v = _number(agg.get(metric))
+            if v is not None:
+                return v
+        s = self.samples(metric)
+        return statistics.median(s) if s else None
+
+    def spread(self, metric):
+        """(min, max) over repetitions, or None with fewer than two."""
+        s = self.samples(metric)
+        return (min(s), max(s)) if len(s) > 1 else None
+
+
+class ResultFile:
+    def __init__(self, path, context, points, hist):
+        self.path = path
+        self.context = context
+        self.points = points          # name -> Point, in file order
+        self.hist = hist              # name -> hist.json entry ({} when absent)
+
+    @property
+    def is_rdmasweep(self):
+        return self.context.get("tool") == "rdmasweep" or (
+            bool(self.points) and all(p.params for p in self.points.values()))
+
+    @property
+    def metrics(self):
+        return RDMASWEEP_METRICS if self.is_rdmasweep else GBENCH_METRICS
+
+    def fabric(self):
+        """A short label for the fabric, e.g. "rxe0 (Ethernet)"."""
+        dev = self.context.get("device")
+        if not dev:
+            return os.path.basename(self.path)
+        ll = self.context.get("link_layer")
+        return f"{dev} ({ll})" if ll else str(dev)
+
+    def failed_points(self):
+        return [p for p in self.points.values() if p.failed]
+
+    def ok_points(self):
+        return [p for p in self.points.values() if not p.failed]
+
+
+def _base_name(entry):
+    """The point an entry belongs to: run_name, else name minus an aggregate suffix."""
+    rn = entry.get("run_name")
+    if isinstance(rn, str) and rn:
+        return rn
+    name = entry.get("name", "")
+    if entry.get("run_type") == "aggregate":
+        for suf in AGGREGATE_SUFFIXES:
+            if name.endswith(suf):
+                return name[: -len(suf)]
+    return name
+
+
+def load(path, with_hist=True):
+    """Reads a results file (and FILE.hist.json when present). Raises InputError."""
+    data = _read_json(path, "results")
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise InputError(f"{path}: not a benchmark results file (no \"benchmarks\" list)")
+    context = data.get("context") if isinstance(data.get("context"), dict) else {}
+    sv = context.get("schema_version")
+    if context.get("tool") == "rdmasweep" and sv not in (None, 1):
+        raise InputError(f"{path}: rdmasweep schema_version {sv} is not supported (expected 1)")
+    points = {}
+    for e in data["benchmarks"]:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            raise InputError(f"{path}: a benchmarks entry has no name")
+        base = _base_name(e)
+        p = points.setdefault(base, Point(base))
+        if e.get("error_occurred"):
+            p.errors.append(str(e.get("error_message") or "failed"))
+        elif e.get("run_type") == "aggregate":
+            agg = e.get("aggregate_name") or e["name"][len(base) + 1:]
+            p.aggregates[agg] = e
+        else:
+            p.runs.append(e)
+    hist = {}
+    if with_hist and os.path.exists(hist_path(path)):
+        h = _read_json(hist_path(path), "histograms")
+        if isinstance(h, dict) and isinstance(h.get("points"), dict):
+            hist = h["points"]
+    return ResultFile(path, context, points, hist)
