@@ -90,9 +90,9 @@ def _plain_log(axis, values):
         axis.set_minor_formatter(NullFormatter())
 
 
-def _log_y(ax, ys, always=False):
+def _log_y(ax, ys, use_log):
     ys = [y for y in ys if y and y > 0]
-    if ys and (always or max(ys) / min(ys) > 30):
+    if ys and use_log:
         ax.set_yscale("log")
         _plain_log(ax.yaxis, ys)
 
@@ -130,6 +130,10 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
     cols = sorted({c for _, c in panels})
     keys = sorted({k for d in rows_cols for pc in d for k in d[pc]})
     colour = {k: COLOURS[i % len(COLOURS)] for i, k in enumerate(keys)}
+    # One y scale for the whole figure, so panels read alike.
+    all_ys = [v[0] for d in rows_cols for pc in d.values() for pts in pc.values() for v in pts.values()]
+    all_ys = [y for y in all_ys if y and y > 0]
+    use_log = bool(all_ys) and (log_y or max(all_ys) / min(all_ys) > 30)
     charts = []
     variants = [("", None)] + ([("_ratio", 0)] if ratio and len(series) > 1 else [])
     for suffix, ref in variants:
@@ -160,8 +164,8 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                 continue
             _log2_axis(ax, xs_all, xfmt)
             if ref is None:
-                _log_y(ax, ys_all, log_y)
-                ax.set_ylabel(ylabel)
+                _log_y(ax, all_ys, use_log)
+                ax.set_ylabel(ylabel + (" (log)" if use_log and "log" not in ylabel else ""))
             else:
                 ax.axhline(1.0, color="0.3", linewidth=0.8)
                 ax.set_ylabel(f"ratio to {series[ref].label}")
@@ -171,8 +175,10 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
             if not ax.has_data():
                 ax.set_visible(False)
         handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + _file_handles(series)
-        fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize="small",
-                   frameon=False)
+        top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
+            ax.get_visible() for ax in axes[0]) else axes[0][-1]
+        top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+                         frameon=False)
         t = title + (f" (ratio to {series[ref].label})" if ref is not None else "")
         fig.suptitle(t + (f"\n{note}" if note else ""), fontsize=12)
         fig.tight_layout()
@@ -194,10 +200,15 @@ def _op_col(op):
 
 
 def _knob_note(series):
+    """Say which points a chart leaves out (CQ depth axis, other loop knobs)."""
     notes = []
     for s in series:
         if s.hidden:
-            notes.append(f"{s.label}: {s.hidden} point(s) at other CQ depths/loop knobs only in the CQ chart")
+            what = ", ".join(f"{k} {v}" for k, v in s.ref[1])
+            cq = "the largest CQ depth of each point" if s.cq_axis else ""
+            shown = " and ".join(x for x in (cq, what) if x)
+            notes.append(f"{s.label}: at {shown}" + (" (all depths: cq_depth chart)" if s.cq_axis else "")
+                         + f"; {s.hidden} other point(s) not shown")
     return "; ".join(notes)
 
 
@@ -228,7 +239,8 @@ def message_rate(series, out_dir):
                 d.setdefault(((0, ""), _op_col(op)), {}).setdefault((size, f"{size_label(size)} B"), {})[qps] = v
         data.append(d)
     return line_chart(series, out_dir, "message_rate", "Message rate vs QP count", data,
-                      "QPs (log2)", "message rate (Mmsg/s)", xfmt=lambda v: str(int(round(v))))
+                      "QPs (log2)", "message rate (Mmsg/s)", xfmt=lambda v: str(int(round(v))),
+                      note=_knob_note(series))
 
 
 def latency(series, out_dir):
@@ -246,7 +258,7 @@ def latency(series, out_dir):
                     row = (qps, f"{qps} QP" + ("s" if qps > 1 else ""))
                     d.setdefault((row, _op_col(op)), {}).setdefault((i, pname), {})[size] = v
         data.append(d)
-    note = "; ".join(f"{op.upper()}: {k}" for op, k in sorted(kinds.items()))
+    note = "; ".join([f"{op.upper()}: {k}" for op, k in sorted(kinds.items())] + ([_knob_note(series)] if _knob_note(series) else []))
     return line_chart(series, out_dir, "latency", "Latency percentiles vs message size", data,
                       "message size (bytes, log2)", "latency (µs, log)", note=note, log_y=True)
 
@@ -263,7 +275,7 @@ def cq_depth(series, out_dir):
                 v = _yv(p, "bytes_per_second", 8 / 1e9)
                 if v:
                     cq = p.params["cq"]
-                    d.setdefault(((qps, f"{qps} QP" + ("s" if qps > 1 else "")), _op_col(op)), {}).setdefault(
+                    d.setdefault((_op_col(op), (qps, f"{qps} QP" + ("s" if qps > 1 else ""))), {}).setdefault(
                         (cq, f"CQ depth {cq}"), {})[size] = v
         data.append(d)
     if not any(data):
@@ -273,14 +285,21 @@ def cq_depth(series, out_dir):
 
 
 def pick_hist_points(series, regex, cap):
-    """Latency points with a histogram, matching regex, in file order; (names, left out)."""
+    """Latency points with a histogram, in results order; (chosen, left out).
+    With a regex: every match, the first cap of them. Without: the points the
+    other charts show, spread evenly over them when there are more than cap."""
     names = []
     for s in series:
+        shown = {p.name for p in s.main.values()}
         for name, p in s.rf.points.items():  # results order: send, write, read
             h = s.rf.hist.get(name)
-            if name not in names and isinstance(h, dict) and h.get("histogram") and not p.failed:
-                if regex is None or re.search(regex, name):
-                    names.append(name)
+            if name in names or not isinstance(h, dict) or not h.get("histogram") or p.failed:
+                continue
+            if (regex is not None and re.search(regex, name)) or (regex is None and name in shown):
+                names.append(name)
+    if regex is None and len(names) > cap:
+        pick = sorted({round(i * (len(names) - 1) / (cap - 1)) for i in range(cap)}) if cap > 1 else [0]
+        return [names[i] for i in pick], [n for i, n in enumerate(names) if i not in pick]
     return names[:cap], names[cap:]
 
 
