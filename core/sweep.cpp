@@ -63,7 +63,11 @@ std::vector<uint64_t> parse_axis(const std::string& key, const std::string& text
       }
     } else if (kind == '+') {
       if (step < 1) throw ConfigError(key + ": range '" + item + "' needs a step >= 1");
-      for (uint64_t v = from; v <= to; v += step) out.push_back(v);
+      for (uint64_t v = from; v <= to; v += step) {
+        out.push_back(v);
+        if (out.size() > 100000) throw ConfigError(key + ": range '" + item + "' has too many values");
+        if (to - v < step) break;  // the next value would pass `to` (or wrap around)
+      }
     } else {
       throw ConfigError(key + ": range '" + item + "' must step with x (multiply) or + (add)");
     }
