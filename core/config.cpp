@@ -52,7 +52,7 @@ void validate(const TestConfig& c) {
           "post_list: " + std::to_string(k.post_list) + " must be between 1 and tx_depth (" + std::to_string(k.tx_depth) + ")");
   require(k.signal_every >= 1, "signal_every: must be at least 1");
   // Progress needs a signaled WR among any window of outstanding WRs the loop can wait on.
-  require(k.signal_every + k.post_list <= k.tx_depth + 1,
+  require(uint64_t{k.signal_every} + k.post_list <= uint64_t{k.tx_depth} + 1,  // 64-bit: no wrap-around
           "signal_every: " + std::to_string(k.signal_every) + " + post_list " + std::to_string(k.post_list) +
               " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
               "), or the send queue fills with no signaled work request to free it");
