@@ -1,0 +1,71 @@
+"""Shared helpers for the tools/ tests: paths, running a tool, building result files."""
+
+import copy
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(HERE, "data")
+TOOLS = os.path.join(ROOT, "tools")
+
+
+def run_tool(name, *args, timeout=300):
+    """Runs tools/NAME with this interpreter; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, os.path.join(TOOLS, name), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def load(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def save(doc, path):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    return path
+
+
+class TempDirCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rdmasweep-tools-test-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def unpack_rich(self):
+        """The real 96-point sweep (write, bw+lat, 1-16 QPs, 64 B-64 KiB, CQ depth
+        64 and 1024, 3 repetitions) with its histograms, unpacked into the temp dir."""
+        out = self.path("rich.json")
+        for src, dst in (("rich.json.gz", out), ("rich.hist.json.gz", self.path("rich.hist.json"))):
+            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return out
+
+    def copy_demo(self, name="demo"):
+        """demo.json (real, quick.json on Soft-RoCE) and its .hist.json under NAME."""
+        for ext in (".json", ".hist.json"):
+            shutil.copy(os.path.join(DATA, "demo" + ext), self.path(name + ext))
+        return self.path(name + ".json")
+
+
+def with_reps(template, name, metric_values):
+    """Iteration entries of point NAME, one per repetition, from a template entry;
+    metric_values maps metric -> list of values (one per repetition)."""
+    reps = len(next(iter(metric_values.values())))
+    out = []
+    for i in range(reps):
+        e = copy.deepcopy(template)
+        e.update(name=name, run_name=name, run_type="iteration", repetitions=reps, repetition_index=i)
+        for m, vals in metric_values.items():
+            e[m] = vals[i]
+        out.append(e)
+    return out
