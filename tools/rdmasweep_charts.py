@@ -138,6 +138,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
     variants = [("", None)] + ([("_ratio", 0)] if ratio and len(series) > 1 else [])
     for suffix, ref in variants:
         fig, axes = _grid(len(rows), len(cols))
+        drawn = set()
         for (r, c), ax in ((rc, axes[rows.index(rc[0])][cols.index(rc[1])]) for rc in panels):
             xs_all, ys_all = [], []
             for fi, data in enumerate(rows_cols):
@@ -155,6 +156,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                     if not xs:
                         continue
                     ax.plot(xs, ys, linestyle=ls, marker=mk, color=colour[k], markersize=4)
+                    drawn.add(k)
                     if ref is None and all(pts[x][1] is not None for x in xs):
                         ax.fill_between(xs, [pts[x][1] for x in xs], [pts[x][2] for x in xs],
                                         color=colour[k], alpha=0.15, linewidth=0)
@@ -171,10 +173,15 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                 ax.set_ylabel(f"ratio to {series[ref].label}")
             ax.set_xlabel(xlabel)
             ax.set_title(" · ".join(x for x in (c[1], r[1]) if x))
+        if not drawn:  # e.g. a ratio chart of files with no point in common
+            plt.close(fig)
+            continue
         for ax in axes.flat:
             if not ax.has_data():
                 ax.set_visible(False)
-        handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + _file_handles(series)
+        files = _file_handles(series)
+        handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys if k in drawn] + (
+            files if ref is None else files[:ref] + files[ref + 1:])
         top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
             ax.get_visible() for ax in axes[0]) else axes[0][-1]
         top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
@@ -354,10 +361,13 @@ def latency_distribution(series, out_dir, names):
             _plain_log(ax.xaxis, [lo, hi])
             ax.set_xlabel("latency (µs, log)" + (f" — {kind}" if kind and len(kind) < 30 else ""))
             ax.set_title(name, fontsize=9)
-            if len(hs) > 1 and i == 0:
-                ax.legend(fontsize="small")
     charts = []
     for key, (fig, axes) in figs.items():
+        if len(series) > 1:
+            fig.legend(handles=[Line2D([], [], color=COLOURS[fi % len(COLOURS)],
+                                       linestyle=FILE_STYLES[fi % len(FILE_STYLES)][0], label=s.label)
+                                for fi, s in enumerate(series)],
+                       loc="upper right", ncol=len(series), fontsize="small", frameon=False)
         for ax in list(axes.flat)[len(names):]:
             ax.set_visible(False)
         title = "Latency distribution" if key == "latency_hist" else "Latency CDF"
