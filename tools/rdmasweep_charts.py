@@ -166,7 +166,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                 continue
             _log2_axis(ax, xs_all, xfmt)
             if ref is None:
-                _log_y(ax, all_ys, use_log)
+                _log_y(ax, ys_all, use_log)  # minor labels by this panel's own range
                 ax.set_ylabel(ylabel + (" (log)" if use_log and "log" not in ylabel else ""))
             else:
                 ax.axhline(1.0, color="0.3", linewidth=0.8)
