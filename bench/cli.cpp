@@ -17,7 +17,8 @@ static po::options_description fabric_options(Common& c, int* gid) {
     ("gid-index,x", po::value(gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
     ("ib-port,i", po::value<unsigned>()->default_value(1), "device port")
     ("port,p", po::value(&c.port)->default_value(18515), "TCP control port")
-    ("timeout", po::value(&c.timeout_s)->default_value(10), "seconds before a silent peer is declared dead");
+    ("timeout", po::value(&c.timeout_s)->default_value(10), "seconds before a silent peer is declared dead")
+    ("verbose,v", po::bool_switch(&c.verbose), "print every QP's state and attributes after it connects");
   return o;
 }
 
@@ -146,6 +147,43 @@ DevicesOptions parse_devices(int argc, char** argv, std::string* help_text) {
   if (vm.count("help")) {
     d.help = true;
     *help_text = help_of("usage: rdmasweep devices [--json]", all);
+  }
+  return d;
+}
+
+DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
+  DoctorOptions d;
+  int gid = -1;
+  po::options_description all = fabric_options(d, &gid);
+  std::string config;
+  std::map<std::string, std::string> axis;
+  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
+  all.add_options()
+    ("config,c", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)")
+    ("op", ax("op"), "planned operations")
+    ("mode", ax("mode"), "planned modes")
+    ("qps,q", ax("qps"), "planned QP counts")
+    ("size,s", ax("size"), "planned message sizes")
+    ("help,h", "this help");
+  po::positional_options_description pos;
+  pos.add("host", 1);
+  po::options_description hidden;
+  hidden.add_options()("host", po::value(&d.host));
+  po::options_description parse_set;
+  parse_set.add(all).add(hidden);
+  po::variables_map vm = run_parser(argc, argv, parse_set, &pos);
+  if (vm.count("help")) {
+    d.help = true;
+    *help_text = help_of("usage: rdmasweep doctor [HOST] [options]\nChecks what breaks RDMA runs and says how to fix each; "
+                         "with HOST, also the server there.", all);
+    return d;
+  }
+  finish_common(d, vm, gid);
+  try {
+    if (!config.empty()) d.spec = load_sweep_file(config);
+    for (const auto& [k, v] : axis) apply_override(d.spec, k, v);
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
   }
   return d;
 }

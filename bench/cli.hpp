@@ -21,6 +21,7 @@ struct Common {
   FabricConfig fabric;
   uint16_t port = 18515;
   int timeout_s = 10;  // handshake steps and peer silence
+  bool verbose = false;
   bool help = false;
 };
 
@@ -38,6 +39,11 @@ struct ServerOptions : Common {
   bool once = false;
 };
 
+struct DoctorOptions : Common {
+  std::string host;  // empty: local checks only
+  SweepSpec spec;    // the planned sweep, for the memory and limit checks
+};
+
 struct DevicesOptions {
   bool json = false;
   bool help = false;
@@ -48,6 +54,7 @@ struct DevicesOptions {
 ClientOptions parse_client(int argc, char** argv, std::string* help_text);
 ServerOptions parse_server(int argc, char** argv, std::string* help_text);
 DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
+DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 
 std::string default_out_path();
 

@@ -101,6 +101,7 @@ int client_main(int argc, char** argv) {
   SessionOptions so;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
+  if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n", fabric.dev.name().c_str(),
                fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
@@ -158,6 +159,13 @@ int client_main(int argc, char** argv) {
   SweepReporter::clear_progress_line();
   std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
                reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());
+  if (!reporter.write_error().empty()) {
+    // Last resort: the results go to stdout rather than being lost.
+    std::fprintf(stderr, "rdmasweep: could not write the results (%s); printing them to stdout instead\n",
+                 reporter.write_error().c_str());
+    std::printf("%s\n", reporter.results().dump(2).c_str());
+    return kFailed;
+  }
   if (g_interrupted) return kInterrupted;
   if (ran == 0) {
     std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");

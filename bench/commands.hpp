@@ -13,5 +13,6 @@ extern std::atomic<bool> g_interrupted;  // set by SIGINT/SIGTERM
 int client_main(int argc, char** argv);
 int server_main(int argc, char** argv);
 int devices_main(int argc, char** argv);
+int doctor_main(int argc, char** argv);
 
 }  // namespace rdmasweep

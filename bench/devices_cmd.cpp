@@ -13,11 +13,26 @@
 
 namespace rdmasweep {
 
+static const char* phys_state_name(uint8_t s) {
+  switch (s) {
+    case 1: return "Sleep";
+    case 2: return "Polling";
+    case 3: return "Disabled";
+    case 4: return "PortConfigurationTraining";
+    case 5: return "LinkUp";
+    case 6: return "LinkErrorRecovery";
+    case 7: return "PhyTest";
+    default: return "unknown";
+  }
+}
+
 static nlohmann::json describe_port(const verbs::Device& d) {
   const ibv_port_attr& p = d.port_attr();
   nlohmann::json port = {{"port", d.port()},
                          {"state", verbs::port_state_name(p.state)},
-                         {"phys_state", p.phys_state},
+                         {"phys_state", phys_state_name(p.phys_state)},
+                         {"active_width", p.active_width},
+                         {"active_speed", p.active_speed},
                          {"link_layer", verbs::link_layer_name(p.link_layer)},
                          {"active_mtu", verbs::mtu_bytes(p.active_mtu)},
                          {"rate_gbps", verbs::port_rate_gbps(p)},
@@ -63,12 +78,16 @@ int devices_main(int argc, char** argv) {
     return kFailed;
   }
   for (const auto& d : all) {
-    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cqe %s\n", d["name"].get<std::string>().c_str(),
-                d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(), d["max_qp_wr"].dump().c_str(),
-                d["max_cqe"].dump().c_str());
+    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s\n",
+                d["name"].get<std::string>().c_str(), d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(),
+                d["max_qp_wr"].dump().c_str(), d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(),
+                d["max_srq_wr"].dump().c_str());
     for (const auto& p : d["ports"]) {
-      std::printf("  port %s: %s, %s, MTU %s, %s Gb/s\n", p["port"].dump().c_str(), p["state"].get<std::string>().c_str(),
-                  p["link_layer"].get<std::string>().c_str(), p["active_mtu"].dump().c_str(), p["rate_gbps"].dump().c_str());
+      std::printf("  port %s: %s (%s), %s, MTU %s, %s Gb/s (width code %s, speed code %s), max message %s bytes\n",
+                  p["port"].dump().c_str(), p["state"].get<std::string>().c_str(),
+                  p["phys_state"].get<std::string>().c_str(), p["link_layer"].get<std::string>().c_str(),
+                  p["active_mtu"].dump().c_str(), p["rate_gbps"].dump().c_str(), p["active_width"].dump().c_str(),
+                  p["active_speed"].dump().c_str(), p["max_msg_sz"].dump().c_str());
       for (const auto& g : p["gids"])
         std::printf("    %s GID %-3s %-8s %-40s %s\n", g["default"].get<bool>() ? "*" : " ", g["index"].dump().c_str(),
                     g["type"].get<std::string>().c_str(), g["gid"].get<std::string>().c_str(),

@@ -126,16 +126,18 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
       json p;
       Histogram merged;
       bool lat = false;
-      json per_qp = json::array();
+      json per_qp = json::array(), per_qp_lat = json::array();
       for (const PointResult& pr : it->second) {
         if (pr.latency) {
           merged.merge(pr.hist);
           lat = true;
+          per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
         }
         per_qp.push_back(pr.per_qp);
       }
       p["config"] = it->second.front().cfg;
       p["per_qp_messages"] = per_qp;  // one array per repetition
+      if (lat) p["per_qp_latency"] = per_qp_lat;
       if (lat) {
         p["latency_kind"] = latency_kind(it->second.front().cfg);
         p["histogram"] = histogram_json(merged);
@@ -169,8 +171,17 @@ void SweepReporter::Finalize() {
 }
 
 void SweepReporter::write_files() {
-  write_json_atomic(out_path_, doc_);
-  write_json_atomic(hist_path_, hist_doc_);
+  try {
+    write_json_atomic(out_path_, doc_);
+    write_json_atomic(hist_path_, hist_doc_);
+    write_error_.clear();
+  } catch (const std::exception& e) {
+    if (write_error_.empty()) {
+      clear_progress_line();
+      std::fprintf(stderr, "rdmasweep: %s (results kept in memory; trying again after the next point)\n", e.what());
+    }
+    write_error_ = e.what();
+  }
 }
 
 }  // namespace rdmasweep

@@ -30,6 +30,10 @@ class SweepReporter : public benchmark::BenchmarkReporter {
 
   const std::string& hist_path() const { return hist_path_; }
   size_t failed() const { return failed_; }
+  // Why the last write of the results failed ("" when it succeeded): the results
+  // stay in memory and every later point tries again.
+  const std::string& write_error() const { return write_error_; }
+  const nlohmann::json& results() const { return doc_; }
   // "wall X s: setup Y s (P%), measurement Z s (Q%)", also kept in the results' context.
   std::string time_summary() const;
   // Call before printing anything else to stdout/stderr while the progress line shows.
@@ -48,6 +52,7 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   size_t name_width_ = 40;
   size_t failed_ = 0;
   bool header_printed_ = false;
+  std::string write_error_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -31,6 +31,7 @@ int server_main(int argc, char** argv) {
   SessionOptions so;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
+  if (o.verbose) so.verbose = log_line;
   log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(listener.port()) +
            ", device " + fabric.dev.name() + " port " + std::to_string(fabric.dev.port()) + ", GID index " +
            std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")");

@@ -29,6 +29,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   p.batch = r.cfg.knobs.poll_batch;
   p.per_qp = per_qp;
   p.duration = duration;
+  p.posted = posted_name(r.cfg.work.op);
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   VerbsOps ops{{}, r.cq.get()};
   for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
@@ -74,7 +75,7 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
       started = true;
     }
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
       uint32_t q = WrId::qp(wc[i].wr_id);
       rwr[q].wr_id = wc[i].wr_id;
       ibv_recv_wr* bad = nullptr;

@@ -17,6 +17,7 @@ struct BwPlan {
   uint32_t batch = 16;       // WCs per poll
   uint64_t per_qp = 1000;    // operations per QP (ignored when duration > 0)
   double duration = 0;
+  const char* posted = "RDMA_WRITE";  // for error messages
 };
 
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
@@ -62,7 +63,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], p.posted);
       uint32_t q = WrId::qp(wc[i].wr_id);
       sq[q].retire(WrId::seq(wc[i].wr_id));
       if (sq[q].completed == target[q]) --unfinished;

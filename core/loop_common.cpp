@@ -52,7 +52,18 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
   return w;
 }
 
-void fail_completion(const ibv_wc& wc) { throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id))); }
+void fail_completion(const ibv_wc& wc, const char* posted) {
+  throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id), posted));
+}
+
+const char* posted_name(Op op) {
+  switch (op) {
+    case Op::Send: return "SEND";
+    case Op::Write: return "RDMA_WRITE";
+    case Op::Read: return "RDMA_READ";
+  }
+  return "?";
+}
 
 void fail_post(int rc, const char* what, uint32_t qp) {
   verbs::check_rc(rc, std::string(what) + "(QP " + std::to_string(qp) + ")");

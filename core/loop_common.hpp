@@ -38,7 +38,8 @@ struct SendWrs {
 SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
 
 // Throws the completion error of a failed WC, naming its QP.
-[[noreturn]] void fail_completion(const ibv_wc& wc);
+[[noreturn]] void fail_completion(const ibv_wc& wc, const char* posted);
+const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
 [[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
 
 // Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:

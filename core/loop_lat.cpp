@@ -100,7 +100,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
     int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       uint32_t q = WrId::qp(wc[i].wr_id);
       if (wc[i].opcode & IBV_WC_RECV) {
         repost_recv(r, qp[q], q, wc[i].wr_id);
@@ -162,7 +162,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
     int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i]);
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       uint32_t q = WrId::qp(wc[i].wr_id);
       if (wc[i].opcode & IBV_WC_RECV) {
         repost_recv(r, qp[q], q, wc[i].wr_id);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
@@ -31,6 +32,8 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     }
     f.emplace_back("qp_messages_min", static_cast<double>(mn));
     f.emplace_back("qp_messages_max", static_cast<double>(mx));
+    f.emplace_back("qp_max_min_ratio", mn > 0 ? static_cast<double>(mx) / static_cast<double>(mn) : NAN);
+    f.emplace_back("qp_jain_index", jain_index(r.per_qp));
   }
   if (r.latency && r.hist.count() > 0) {
     const Histogram& h = r.hist;
@@ -47,6 +50,15 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   f.emplace_back("setup_seconds", r.setup_seconds);
   f.emplace_back("reused_qps", r.reused ? 1 : 0);
   return f;
+}
+
+double jain_index(const std::vector<uint64_t>& v) {
+  double sum = 0, sq = 0;
+  for (uint64_t x : v) {
+    sum += static_cast<double>(x);
+    sq += static_cast<double>(x) * static_cast<double>(x);
+  }
+  return sq > 0 ? sum * sum / (static_cast<double>(v.size()) * sq) : NAN;
 }
 
 nlohmann::json histogram_json(const Histogram& h) {

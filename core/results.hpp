@@ -24,6 +24,8 @@ struct PointResult {
   uint64_t bytes = 0;       // payload bytes (messages x size), not wire bytes
   std::vector<uint64_t> per_qp;
   bool latency = false;
+  std::vector<uint64_t> qp_lat_min_ns, qp_lat_max_ns;  // lat only, per QP
+  std::vector<double> qp_lat_mean_ns;
   Histogram hist;           // lat only, ns
   double cpu_seconds = 0;   // user + system CPU of this process during the measurement
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
@@ -38,6 +40,10 @@ const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
 
 nlohmann::json histogram_json(const Histogram& h);  // non-empty buckets with bounds
+
+// Jain's fairness index of per-QP counts: 1 when every QP got the same share, 1/n
+// when one QP got everything.
+double jain_index(const std::vector<uint64_t>& v);
 
 // Writes `j` to `path` through a temporary file and rename, so a reader never
 // sees a half-written file. Throws std::runtime_error with the reason.

@@ -31,6 +31,13 @@ static double cpu_now() {
   return tv(ru.ru_utime) + tv(ru.ru_stime);
 }
 
+static void log_qps(const TestResources& res, const char* side,
+                    const std::function<void(const std::string&)>& log) {
+  if (!log) return;
+  log(std::string(side) + " " + point_name(res.cfg) + ": " + std::to_string(res.qps.size()) + " QPs connected");
+  for (size_t i = 0; i < res.qps.size(); ++i) log("  QP " + std::to_string(i) + " " + res.qps[i].describe());
+}
+
 LocalFabric LocalFabric::open(const FabricConfig& f) {
   verbs::Device dev = verbs::Device::open(f.device, f.port);
   GidEntry gid = select_gid(dev, f.gid_index);
@@ -85,7 +92,10 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   const TestConfig& cfg = res.cfg;
   ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes, reuse}));
   control::Endpoint peer = control::endpoint_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.work.qps);
-  if (!reuse) res.connect(peer);
+  if (!reuse) {
+    res.connect(peer);
+    log_qps(res, "client", opt_.verbose);
+  }
   ch_.send(MsgType::Connect, control::to_json(res.local_endpoint()));
   ch_.expect(MsgType::Ready, opt_.timeout);
   double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -126,6 +136,10 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
     out.per_qp = st.per_qp;
     out.latency = true;
     out.hist = std::move(st.hist);
+    out.qp_lat_min_ns = st.qp_min_ns;
+    out.qp_lat_max_ns = st.qp_max_ns;
+    for (uint32_t q = 0; q < w.qps; ++q)
+      out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
   }
   out.messages = 0;
@@ -175,7 +189,10 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   }
   ch.send(MsgType::SetupOk, control::to_json(res->local_endpoint()));
   control::Endpoint peer = control::endpoint_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.work.qps);
-  if (!req.reuse) res->connect(peer);
+  if (!req.reuse) {
+    res->connect(peer);
+    log_qps(*res, "server", opt.verbose);
+  }
   ch.send(MsgType::Ready);
 
   const Workload& w = cfg.work;

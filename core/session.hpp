@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,8 @@ struct LocalFabric {
 struct SessionOptions {
   std::chrono::milliseconds timeout{10000};  // handshake steps and peer silence
   const std::atomic<bool>* interrupted = nullptr;
+  // When set, every QP's state and attributes are logged after connection (--verbose).
+  std::function<void(const std::string&)> verbose;
 };
 
 class ClientSession {

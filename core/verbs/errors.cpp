@@ -27,17 +27,6 @@ void check_rc(int rc, const std::string& call) {
   if (rc != 0) throw Error(call + " failed: " + describe_errno(rc), rc);
 }
 
-const char* opcode_name(ibv_wc_opcode op) {
-  switch (op) {
-    case IBV_WC_SEND: return "SEND";
-    case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
-    case IBV_WC_RDMA_READ: return "RDMA_READ";
-    case IBV_WC_RECV: return "RECV";
-    case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
-    default: return "OTHER";
-  }
-}
-
 static const char* status_hint(ibv_wc_status s) {
   switch (s) {
     case IBV_WC_RETRY_EXC_ERR:
@@ -57,11 +46,10 @@ static const char* status_hint(ibv_wc_status s) {
   }
 }
 
-std::string completion_error(const ibv_wc& wc, unsigned qp_index) {
-  // For failed completions only wr_id, status, qp_num and vendor_err are valid; opcode may not be.
+std::string completion_error(const ibv_wc& wc, unsigned qp_index, const char* posted) {
+  // For failed completions only wr_id, status, qp_num and vendor_err are valid.
   std::string s = "work completion failed on QP " + std::to_string(qp_index) + " (qp_num " +
-                  std::to_string(wc.qp_num) + ", opcode " +
-                  opcode_name(wc.opcode) + "): " + ibv_wc_status_str(wc.status) +
+                  std::to_string(wc.qp_num) + ", " + posted + "): " + ibv_wc_status_str(wc.status) +
                   " (vendor_err " + std::to_string(wc.vendor_err) + ")";
   if (const char* h = status_hint(wc.status)) s += ": " + std::string(h);
   return s;

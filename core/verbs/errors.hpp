@@ -42,8 +42,9 @@ void check_errno(int rc, const std::string& call);
 void check_rc(int rc, const std::string& call);
 
 // Convention 3: a work completion with a non-success status.
-std::string completion_error(const ibv_wc& wc, unsigned qp_index);
+// `posted` names what the failed WR was ("RDMA_WRITE", "RECV"...): a failed
+// completion's own opcode field is not valid.
+std::string completion_error(const ibv_wc& wc, unsigned qp_index, const char* posted);
 
-const char* opcode_name(ibv_wc_opcode op);
 
 }  // namespace rdmasweep::verbs

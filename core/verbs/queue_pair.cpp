@@ -1,5 +1,7 @@
 #include "core/verbs/queue_pair.hpp"
 
+#include <cerrno>
+#include <cstdio>
 #include <string>
 
 namespace rdmasweep::verbs {
@@ -15,12 +17,48 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = caps.max_inline;
+  ibv_qp* qp = ibv_create_qp(pd.get(), &init);
+  if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
+    int err = errno;
+    throw Error("ibv_create_qp(RC, max_inline " + std::to_string(caps.max_inline) + ") failed: " +
+                    describe_errno(err) + ": the device does not support that much inline data; lower --inline-size",
+                err);
+  }
   qp_ = Handle<ibv_qp, ibv_destroy_qp>(
-      check_ptr(ibv_create_qp(pd.get(), &init),
-                "ibv_create_qp(RC, max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
-                    std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
+      check_ptr(qp, "ibv_create_qp(RC, max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
+                        std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
       "ibv_destroy_qp");
   max_inline_ = init.cap.max_inline_data;
+}
+
+static const char* qp_state_name(ibv_qp_state s) {
+  switch (s) {
+    case IBV_QPS_RESET: return "RESET";
+    case IBV_QPS_INIT: return "INIT";
+    case IBV_QPS_RTR: return "RTR";
+    case IBV_QPS_RTS: return "RTS";
+    case IBV_QPS_SQD: return "SQD";
+    case IBV_QPS_SQE: return "SQE";
+    case IBV_QPS_ERR: return "ERR";
+    default: return "UNKNOWN";
+  }
+}
+
+std::string QueuePair::describe() const {
+  ibv_qp_attr a{};
+  ibv_qp_init_attr init{};
+  int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+             IBV_QP_RNR_RETRY | IBV_QP_AV | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+  if (int rc = ibv_query_qp(qp_.get(), &a, mask, &init); rc != 0)
+    return "qpn " + std::to_string(qpn()) + ": ibv_query_qp failed: " + describe_errno(rc);
+  char b[320];
+  std::snprintf(b, sizeof b,
+                "qpn %u: state %s, path MTU %d, dest qpn %u, sq psn %u, rq psn %u, timeout %u, retry %u, rnr retry %u, "
+                "max rd atomic %u, sgid index %u, max send wr %u, max recv wr %u, max inline %u",
+                qpn(), qp_state_name(a.qp_state), mtu_bytes(a.path_mtu), a.dest_qp_num, a.sq_psn, a.rq_psn,
+                a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic, a.ah_attr.grh.sgid_index, init.cap.max_send_wr,
+                init.cap.max_recv_wr, init.cap.max_inline_data);
+  return b;
 }
 
 void QueuePair::to_init(uint8_t port, int access_flags) {

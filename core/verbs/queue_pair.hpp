@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/verbs/completion_queue.hpp"
 #include "core/verbs/protection_domain.hpp"
@@ -34,6 +35,9 @@ class QueuePair {
   ibv_qp* get() const { return qp_.get(); }
   uint32_t qpn() const { return qp_.get()->qp_num; }
   uint32_t max_inline() const { return max_inline_; }
+
+  // One line with the QP's state and key attributes (ibv_query_qp), for --verbose.
+  std::string describe() const;
 
   void to_init(uint8_t port, int access_flags);
   void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);

@@ -36,6 +36,14 @@ TEST(Results, FiguresOfALatencyPoint) {
   EXPECT_LE(f["lat_p99_us"], f["lat_p999_us"]);
   EXPECT_LE(f["lat_p999_us"], f["lat_max_us"]);
   EXPECT_NEAR(f["lat_p50_us"], 50.5, 0.1);
+  EXPECT_DOUBLE_EQ(f["qp_max_min_ratio"], 1.5);
+  EXPECT_NEAR(f["qp_jain_index"], 1000.0 * 1000 / (2 * (400.0 * 400 + 600.0 * 600)), 1e-12);
+}
+
+TEST(Results, JainIndexBounds) {
+  EXPECT_DOUBLE_EQ(jain_index({5, 5, 5, 5}), 1.0);
+  EXPECT_DOUBLE_EQ(jain_index({8, 0, 0, 0}), 0.25);
+  EXPECT_TRUE(std::isnan(jain_index({0, 0})));
 }
 
 TEST(Results, BandwidthPointHasNoLatencyFigures) {

@@ -1,0 +1,174 @@
+// `rdmasweep doctor [HOST]`: checks what breaks RDMA runs before the first number
+// (no device, port down, no RoCE v2 GID, locked-memory limit, device limits, the
+// server's reachability and version) and says how to fix each.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "bench/cli.hpp"
+#include "bench/commands.hpp"
+#include "core/connection.hpp"
+#include "core/control/channel.hpp"
+#include "core/session.hpp"
+
+namespace rdmasweep {
+
+namespace {
+
+class Checklist {
+ public:
+  void ok(const std::string& what) { std::printf("[ ok ] %s\n", what.c_str()); }
+  void warn(const std::string& what) { std::printf("[warn] %s\n", what.c_str()); }
+  void fail(const std::string& what, const std::string& fix) {
+    std::printf("[FAIL] %s\n       fix: %s\n", what.c_str(), fix.c_str());
+    ++failures_;
+  }
+  int failures() const { return failures_; }
+
+ private:
+  int failures_ = 0;
+};
+
+// An up, non-loopback network interface to suggest for Soft-RoCE.
+std::string ethernet_candidate() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/class/net", ec)) {
+    std::string name = e.path().filename();
+    std::ifstream state(e.path() / "operstate"), type(e.path() / "type");
+    std::string s, t;
+    state >> s;
+    type >> t;
+    if (name != "lo" && t == "1" && (s == "up" || s == "unknown")) return name;
+  }
+  return "<ethernet interface>";
+}
+
+std::string human_bytes(uint64_t b) {
+  char s[32];
+  if (b >= (1ull << 30)) std::snprintf(s, sizeof s, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
+  else if (b >= (1ull << 20)) std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1ull << 20));
+  else std::snprintf(s, sizeof s, "%.0f KiB", static_cast<double>(b) / 1024);
+  return s;
+}
+
+}  // namespace
+
+int doctor_main(int argc, char** argv) {
+  std::string help;
+  cli::DoctorOptions o = cli::parse_doctor(argc, argv, &help);
+  if (o.help) {
+    std::cout << help;
+    return kOk;
+  }
+  std::vector<TestConfig> points = expand(o.spec);
+  Checklist c;
+
+  std::vector<std::string> names;
+  try {
+    names = verbs::list_devices();
+  } catch (const std::exception& e) {
+    c.fail(e.what(), "load your NIC's RDMA driver (mlx5_ib, ...) or Soft-RoCE: modprobe rdma_rxe && rdma link add "
+                     "rxe0 type rxe netdev " + ethernet_candidate());
+    return kFailed;
+  }
+  if (names.empty()) {
+    c.fail("no RDMA device", "load your NIC's RDMA driver, or Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type "
+                             "rxe netdev " + ethernet_candidate());
+    return kFailed;
+  }
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  c.ok("RDMA devices: " + all);
+
+  std::optional<LocalFabric> fabric;
+  try {
+    verbs::Device dev = verbs::Device::open(o.fabric.device, o.fabric.port);
+    const ibv_port_attr& pa = dev.port_attr();
+    std::string port = dev.name() + " port " + std::to_string(dev.port());
+    if (pa.state != IBV_PORT_ACTIVE) {
+      c.fail(port + " is " + verbs::port_state_name(pa.state),
+             "bring the link up (cable, switch port, `ip link set <netdev> up`); for Soft-RoCE the netdev under it must be up");
+    } else {
+      c.ok(port + " is ACTIVE, " + verbs::link_layer_name(pa.link_layer) + ", MTU " +
+           std::to_string(verbs::mtu_bytes(pa.active_mtu)));
+    }
+    GidEntry gid = select_gid(dev, o.fabric.gid_index);
+    std::string g = "GID index " + std::to_string(gid.index) + " (" + gid.type + " " + gid_to_string(gid.gid) +
+                    (gid.netdev.empty() ? "" : " on " + gid.netdev) + ")";
+    if (dev.is_ethernet() && !(gid.type == "RoCE v2" && gid.ipv4_mapped))
+      c.fail(g + " is not a RoCE v2 GID with an IPv4 address",
+             "give the RDMA netdev an IPv4 address (ip addr add ...), or pick an entry with -x (see `rdmasweep devices`)");
+    else
+      c.ok(g + " will be used");
+    fabric = LocalFabric{std::move(dev), gid};
+  } catch (const std::exception& e) {
+    c.fail(e.what(), "see `rdmasweep devices` for what this host has");
+  }
+
+  uint64_t pinned = 0;
+  for (const TestConfig& p : points) {
+    uint64_t regions = p.work.mode == Mode::Lat ? p.work.qps : 1;
+    pinned = std::max(pinned, 2 * regions * ((p.work.size + 63) / 64 * 64));
+  }
+  rlimit rl{};
+  getrlimit(RLIMIT_MEMLOCK, &rl);
+  if (geteuid() == 0 || rl.rlim_cur == RLIM_INFINITY)
+    c.ok("locked-memory limit: " + std::string(geteuid() == 0 ? "root, no limit" : "unlimited"));
+  else if (rl.rlim_cur < pinned + (1u << 20))
+    c.fail("locked-memory limit " + human_bytes(rl.rlim_cur) + " is below the " + human_bytes(pinned) +
+               " the planned buffers pin",
+           "ulimit -l unlimited (or memlock in /etc/security/limits.conf, or LimitMEMLOCK= for a service)");
+  else
+    c.ok("locked-memory limit " + human_bytes(rl.rlim_cur) + " holds the planned " + human_bytes(pinned));
+
+  if (fabric) {
+    int bad = 0;
+    for (const TestConfig& p : points) {
+      try {
+        check_device_limits(p, fabric->dev);
+      } catch (const std::exception& e) {
+        if (bad++ == 0) c.fail(point_name(p) + ": " + e.what(), "change the sweep (see the message)");
+      }
+    }
+    if (bad == 0) c.ok("device limits hold for the " + std::to_string(points.size()) + " planned point(s)");
+  }
+
+  if (!o.host.empty()) {
+    try {
+      control::Channel ch = control::Channel::connect(o.host, o.port, std::chrono::seconds(o.timeout_s));
+      c.ok("control port " + o.host + ":" + std::to_string(o.port) + " is reachable");
+      if (fabric) {
+        ch.send(control::MsgType::Hello, control::to_json(fabric->hello()));
+        control::Hello peer = control::hello_from_json(ch.expect(control::MsgType::Hello, std::chrono::seconds(o.timeout_s)));
+        ch.send(control::MsgType::Bye);
+        if (peer.tool_version != RDMASWEEP_VERSION)
+          c.warn("server runs rdmasweep " + peer.tool_version + ", this is " + RDMASWEEP_VERSION);
+        c.ok("server " + peer.host + ": rdmasweep " + peer.tool_version + ", " + peer.device + " (" + peer.link_layer +
+             ", MTU " + std::to_string(peer.active_mtu) + ")");
+        if (peer.link_layer != verbs::link_layer_name(fabric->dev.port_attr().link_layer))
+          c.fail("the server's link layer is " + peer.link_layer, "both sides must be on the same fabric type");
+        for (const TestConfig& p : points) {
+          if (p.work.qps > peer.max_qp || cq_depth_for(p) > peer.max_cqe) {
+            c.fail(point_name(p) + " needs more QPs or CQ entries than the server's device has (max_qp " +
+                       std::to_string(peer.max_qp) + ", max_cqe " + std::to_string(peer.max_cqe) + ")",
+                   "lower --qps, --tx-depth or --rx-depth");
+            break;
+          }
+        }
+      }
+    } catch (const control::ProtocolError& e) {
+      c.fail(std::string("the server answered, but: ") + e.what(), "run the same rdmasweep version on both hosts");
+    } catch (const std::exception& e) {
+      c.fail(e.what(), "start `rdmasweep server` there, and open TCP port " + std::to_string(o.port) + " in its firewall");
+    }
+  }
+  std::printf("%s\n", c.failures() ? "Something above would break a run." : "Nothing found that would break a run.");
+  return c.failures() ? kFailed : kOk;
+}
+
+}  // namespace rdmasweep
