@@ -65,6 +65,7 @@ int devices_main(int argc, char** argv) {
     nlohmann::json dev = {{"name", name},          {"firmware", d.firmware()}, {"max_qp", a.max_qp},
                           {"max_qp_wr", a.max_qp_wr}, {"max_cqe", a.max_cqe},   {"max_cq", a.max_cq},
                           {"max_mr_size", a.max_mr_size}, {"max_srq_wr", a.max_srq_wr},
+                          {"max_inline", d.max_inline()},
                           {"ports", nlohmann::json::array()}};
     for (uint8_t p = 1; p <= a.phys_port_cnt; ++p) dev["ports"].push_back(describe_port(verbs::Device::open(name, p)));
     all.push_back(dev);
@@ -78,10 +79,10 @@ int devices_main(int argc, char** argv) {
     return kFailed;
   }
   for (const auto& d : all) {
-    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s\n",
+    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s  max_inline %s\n",
                 d["name"].get<std::string>().c_str(), d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(),
                 d["max_qp_wr"].dump().c_str(), d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(),
-                d["max_srq_wr"].dump().c_str());
+                d["max_srq_wr"].dump().c_str(), d["max_inline"].dump().c_str());
     for (const auto& p : d["ports"]) {
       std::printf("  port %s: %s (%s), %s, MTU %s, %s Gb/s (width code %s, speed code %s), max message %s bytes\n",
                   p["port"].dump().c_str(), p["state"].get<std::string>().c_str(),

@@ -34,6 +34,9 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   if (c.work.op == Op::Send)
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
           a.max_qp_wr, "lower --rx-depth");
+  if (c.work.op != Op::Read && c.knobs.inline_size > 0)
+    limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
+          dev.max_inline(), "lower --inline-size");
   if (p.max_msg_sz != 0)
     limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
 }

@@ -67,6 +67,34 @@ Device Device::open(const std::string& name, uint8_t port) {
   return d;
 }
 
+uint32_t Device::max_inline() const {
+  if (max_inline_ >= 0) return static_cast<uint32_t>(max_inline_);
+  ibv_pd* pd = ibv_alloc_pd(get());
+  ibv_cq* cq = pd ? ibv_create_cq(get(), 1, nullptr, nullptr, 0) : nullptr;
+  auto fits = [&](uint32_t n) {
+    ibv_qp_init_attr a{};
+    a.send_cq = a.recv_cq = cq;
+    a.qp_type = IBV_QPT_RC;
+    a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+    a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+    a.cap.max_inline_data = n;
+    ibv_qp* qp = ibv_create_qp(pd, &a);
+    if (qp) ibv_destroy_qp(qp);
+    return qp != nullptr;
+  };
+  uint32_t lo = 0, hi = 65536;  // binary search for the largest size that creates
+  if (cq && fits(hi)) lo = hi;
+  while (cq && lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  if (cq) ibv_destroy_cq(cq);
+  if (pd) ibv_dealloc_pd(pd);
+  max_inline_ = lo;
+  return lo;
+}
+
 const char* link_layer_name(uint8_t ll) {
   switch (ll) {
     case IBV_LINK_LAYER_ETHERNET: return "Ethernet";

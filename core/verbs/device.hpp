@@ -31,6 +31,9 @@ class Device {
   const ibv_port_attr& port_attr() const { return port_attr_; }
   bool is_ethernet() const { return port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET; }
   std::string firmware() const { return attr_.fw_ver; }
+  // Largest max_inline_data an RC QP can be created with. Devices do not report it,
+  // so it is probed once (creating a few QPs) and cached.
+  uint32_t max_inline() const;
 
  private:
   Handle<ibv_context, ibv_close_device> ctx_;
@@ -38,6 +41,7 @@ class Device {
   uint8_t port_ = 1;
   ibv_device_attr attr_{};
   ibv_port_attr port_attr_{};
+  mutable int64_t max_inline_ = -1;
 };
 
 const char* link_layer_name(uint8_t link_layer);

@@ -1,6 +1,10 @@
 #include "tests/rdma/process.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +99,31 @@ std::string Process::wait_for_stderr(const std::string& needle, std::chrono::mil
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return "";
+}
+
+bool send_raw_and_wait_close(const std::string& port, const std::string& bytes, std::chrono::milliseconds wait) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return false;
+  }
+  if (!bytes.empty()) (void)!write(fd, bytes.data(), bytes.size());
+  pollfd p{fd, POLLIN, 0};
+  auto deadline = Clock::now() + wait;
+  bool closed = false;
+  while (!closed && Clock::now() < deadline) {
+    if (poll(&p, 1, 100) == 1) {
+      char buf[4096];
+      ssize_t n = read(fd, buf, sizeof buf);  // an ERROR frame may come first
+      closed = n <= 0;
+    }
+  }
+  close(fd);
+  return closed;
 }
 
 Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {

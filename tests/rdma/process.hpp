@@ -41,4 +41,8 @@ Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds time
 
 std::string read_file(const std::string& path);
 
+// Connects to 127.0.0.1:port, sends `bytes`, then waits up to `wait` for the peer to
+// close the connection. True when it did (the server dropped us).
+bool send_raw_and_wait_close(const std::string& port, const std::string& bytes, std::chrono::milliseconds wait);
+
 }  // namespace rdmasweep::test

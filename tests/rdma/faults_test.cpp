@@ -1,0 +1,214 @@
+// Faults at run time and bad peers: a dead server or client, garbage on the control
+// port, signals. Each must end with a clear message in bounded time, keep completed
+// results, and leave a server that goes on serving.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/control/protocol.hpp"
+#include "core/verbs/device.hpp"
+#include "tests/rdma/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+static const std::string kBin = RDMASWEEP_BIN;
+
+static bool have_device() {
+  try {
+    return !verbs::list_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+static json load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+class Faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_device()) {
+      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required";
+      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";
+    }
+    char tmpl[] = "/tmp/rdmasweep-faults-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    start_server();
+  }
+  void start_server() {
+    server_ = std::make_unique<Process>(
+        std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1", "--timeout", "2"});
+    std::string line = server_->wait_for_stderr("listening on", 120s);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server_->err();
+    port_ = m[1];
+  }
+  std::vector<std::string> client_argv(std::vector<std::string> args) {
+    std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--timeout", "5"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  // Waits until the results file holds at least one completed point.
+  static bool wait_for_first_point(Process& p, const std::string& out) {
+    auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < deadline && p.running()) {
+      json r = load(out);
+      if (r.is_object() && !r["benchmarks"].empty()) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  void expect_server_still_serves() {
+    Outcome o = run(client_argv({"--op", "write", "-s", "64", "-n", "50", "--out", dir_ + "/after.json"}), 120s);
+    EXPECT_EQ(o.code, 0) << o.out << o.err << "\nserver log:\n" << server_->err();
+  }
+
+  std::unique_ptr<Process> server_;
+  std::string port_, dir_;
+};
+
+TEST_F(Faults, ServerKilledMidSweep) {
+  std::string out = dir_ + "/r.json";
+  Process c(client_argv({"--op", "send", "-s", "64", "-q", "1:16:+1", "-n", "3000", "--out", out}));
+  ASSERT_TRUE(wait_for_first_point(c, out)) << c.err();
+  server_->signal(SIGKILL);
+  auto t0 = std::chrono::steady_clock::now();
+  int code = c.wait(60s);
+  EXPECT_EQ(code, 1) << c.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s) << "the client took too long to notice";
+  json r = load(out);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["context"]["incomplete"], true);
+  ASSERT_GE(r["benchmarks"].size(), 2u);
+  EXPECT_FALSE(r["benchmarks"][0].value("error_occurred", false));
+  // The point that was running is named with the reason it failed.
+  bool named = false;
+  for (const auto& b : r["benchmarks"])
+    if (b.value("error_occurred", false) && b["error_message"].get<std::string>().find("not run") == std::string::npos)
+      named = true;
+  EXPECT_TRUE(named) << r["benchmarks"].dump(1);
+  EXPECT_NE(c.out().find("ERROR"), std::string::npos) << c.out();
+}
+
+TEST_F(Faults, ClientKilledMidTestServerGoesOn) {
+  std::string out = dir_ + "/r.json";
+  Process c(client_argv({"--op", "send", "-s", "64", "-q", "1:16:+1", "-n", "3000", "--out", out}));
+  ASSERT_TRUE(wait_for_first_point(c, out)) << c.err();
+  c.signal(SIGKILL);
+  c.wait(10s);
+  EXPECT_NE(server_->wait_for_stderr("dropped", 30s), "") << server_->err();
+  expect_server_still_serves();
+}
+
+TEST_F(Faults, ClientInterruptedTellsTheServer) {
+  std::string out = dir_ + "/r.json";
+  Process c(client_argv({"--op", "write", "-s", "64", "-q", "1:32:+1", "-n", "2000", "--out", out}));
+  ASSERT_TRUE(wait_for_first_point(c, out)) << c.err();
+  c.signal(SIGTERM);
+  EXPECT_EQ(c.wait(30s), 130) << c.err();
+  EXPECT_NE(server_->wait_for_stderr("interrupted", 30s), "") << server_->err();
+  EXPECT_EQ(load(out)["context"]["incomplete"], true);
+  expect_server_still_serves();
+}
+
+TEST_F(Faults, ServerInterruptedMidTest) {
+  std::string out = dir_ + "/r.json";
+  Process c(client_argv({"--op", "send", "-s", "64", "-q", "1:16:+1", "-n", "3000", "--out", out}));
+  ASSERT_TRUE(wait_for_first_point(c, out)) << c.err();
+  server_->signal(SIGTERM);
+  EXPECT_EQ(server_->wait(30s), 130) << server_->err();
+  EXPECT_EQ(c.wait(60s), 1) << c.err();
+  EXPECT_EQ(load(out)["context"]["incomplete"], true);
+}
+
+TEST_F(Faults, GarbageAndBrokenClientsAreDroppedAndTheServerGoesOn) {
+  auto frame = [](uint16_t version, uint16_t type, uint32_t len, const std::string& payload) {
+    std::string s = "RDSW";
+    for (int i = 1; i >= 0; --i) s.push_back(static_cast<char>(version >> (8 * i)));
+    for (int i = 1; i >= 0; --i) s.push_back(static_cast<char>(type >> (8 * i)));
+    for (int i = 3; i >= 0; --i) s.push_back(static_cast<char>(len >> (8 * i)));
+    return s + payload;
+  };
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* logged;
+  };
+  const Case cases[] = {
+      {"HTTP request", "GET / HTTP/1.0\r\n\r\n", "bad magic"},
+      {"wrong protocol version", frame(99, 1, 2, "{}"), "protocol 99"},
+      {"oversized length", frame(control::kProtocolVersion, 1, 0xffffffffu, ""), "over the limit"},
+      {"truncated message", frame(control::kProtocolVersion, 1, 100, "{\"protocol\""), "sent nothing"},
+      {"not JSON", frame(control::kProtocolVersion, 1, 5, "abcde"), "not a JSON object"},
+      {"HELLO with wrong types", frame(control::kProtocolVersion, 1, 16, "{\"protocol\":\"x\"}"), "wrong type"},
+      {"silent client", "", "sent nothing"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    EXPECT_TRUE(send_raw_and_wait_close(port_, k.bytes, 20s)) << "the server did not drop the connection";
+    EXPECT_NE(server_->wait_for_stderr(k.logged, 10s), "") << server_->err();
+  }
+  expect_server_still_serves();
+}
+
+// The catalogue of bad inputs: each is one clear line and a non-zero exit, before
+// any QP is created (or, for device limits, as soon as the device is opened).
+struct BadInput {
+  const char* name;
+  std::vector<std::string> args;
+  int code;
+  const char* says;
+};
+
+class BadInputs : public Faults, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(BadInputs, OneClearLine) {
+  std::vector<std::string> args = GetParam().args;
+  if (std::find(args.begin(), args.end(), "--out") == args.end()) {
+    args.push_back("--out");
+    args.push_back(dir_ + "/bad.json");
+  }
+  Outcome o = run(client_argv(args), 60s);
+  EXPECT_EQ(o.code, GetParam().code) << o.err;
+  EXPECT_NE(o.err.find(GetParam().says), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+}
+
+static std::string write_bad_config() {
+  std::string path = "/tmp/rdmasweep-bad-config.json";
+  std::ofstream(path) << R"({"op": "write", "qp": 4})";
+  return path;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Catalogue, BadInputs,
+    ::testing::Values(
+        BadInput{"IterationsAndDuration", {"-n", "10", "-D", "1"}, 2, "exclude each other"},
+        BadInput{"UnknownOption", {"--bogus"}, 2, "bogus"},
+        BadInput{"NegativeSize", {"-s", "-5"}, 2, "size"},
+        BadInput{"SizeOverLimit", {"-s", "2g"}, 2, "1 GiB"},
+        BadInput{"UnknownConfigKey", {"-c", write_bad_config()}, 2, "unknown key 'qp'"},
+        BadInput{"MissingConfigFile", {"-c", "/nonexistent/sweep.json"}, 2, "cannot read sweep file"},
+        BadInput{"BadRange", {"-q", "8:1:x2"}, 2, "runs backwards"},
+        BadInput{"SignalIntervalOverDepth", {"-t", "16", "-Q", "32"}, 2, "signal_every"},
+        BadInput{"PortThatDoesNotExist", {"--ib-port", "2"}, 1, "has no port 2"},
+        BadInput{"CqDepthOverDevice", {"--cq-depth", "40000"}, 1, "max_cqe"},
+        BadInput{"CqTooSmallForTheWork", {"-q", "4", "--cq-depth", "8"}, 2, "cannot hold"},
+        BadInput{"InlineOverDevice", {"--op", "write", "-s", "64", "-I", "60000"}, 1, "max inline data"},
+        BadInput{"UnwritableOutput", {"--out", "/nonexistent-dir/r.json"}, 1, "cannot write results"},
+        BadInput{"TimeoutOutOfRange", {"--timeout", "0"}, 2, "--timeout"}),
+    [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.name); });
+
+}  // namespace rdmasweep::test
