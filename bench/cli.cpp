@@ -83,10 +83,15 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
     ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
     ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)");
+    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
+    ("srq", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["srq"] = v; }),
+     "SEND: the server's QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)");
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
+    ("cq-policy", po::value<std::string>()->default_value("error"),
+     "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or cap (halve "
+     "the queue depths until it fits, shown in the point's name)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;
@@ -115,6 +120,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     throw UsageError(e.what());
   }
   c.progress = !vm.count("no-progress");
+  const std::string policy = vm["cq-policy"].as<std::string>();
+  if (policy != "error" && policy != "cap") throw UsageError("--cq-policy: '" + policy + "' is not one of error, cap");
+  c.cap_to_cq = policy == "cap";
   if (c.out.empty()) c.out = default_out_path();
   return c;
 }

@@ -31,6 +31,7 @@ struct ClientOptions : Common {
   SweepSpec spec;
   std::string out;  // results file; the histogram file goes beside it
   bool progress = true;
+  bool cap_to_cq = false;  // --cq-policy cap
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
 };
 

@@ -1,5 +1,6 @@
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <set>
@@ -58,6 +59,7 @@ void validate(const TestConfig& c) {
               "), or the send queue fills with no signaled work request to free it");
   require(k.poll_batch >= 1 && k.poll_batch <= 4096, "poll_batch: " + std::to_string(k.poll_batch) + " is out of range 1..4096");
   require(k.inline_size <= 65536, "inline_size: " + std::to_string(k.inline_size) + " is over 65536");
+  require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
     require(k.cq_depth >= need,
@@ -75,6 +77,11 @@ uint32_t effective_signal_every(const TestConfig& c) {
 uint64_t required_cq_entries(const TestConfig& c) {
   uint64_t sig = effective_signal_every(c);
   uint64_t per_qp = (c.knobs.tx_depth + sig - 1) / sig;
+  if (c.knobs.srq) {
+    // The receiver's receives are in one shared queue; a latency client still has its own.
+    uint64_t client_rx = c.work.mode == Mode::Lat ? c.knobs.rx_depth : 0;
+    return (per_qp + client_rx) * c.work.qps + c.knobs.rx_depth;
+  }
   if (c.work.op == Op::Send) per_qp += c.knobs.rx_depth;
   return per_qp * c.work.qps;
 }
@@ -83,6 +90,30 @@ uint32_t cq_depth_for(const TestConfig& c) {
   if (c.knobs.cq_depth != 0) return c.knobs.cq_depth;
   uint64_t need = required_cq_entries(c);
   return need > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(need);
+}
+
+TestConfig cap_to_cq(const TestConfig& c, uint64_t max_cqe) {
+  TestConfig t = c;
+  if (t.knobs.cq_depth != 0) return t;
+  LoopKnobs& k = t.knobs;
+  while (required_cq_entries(t) > max_cqe) {
+    uint64_t send_cqes = (k.tx_depth + effective_signal_every(t) - 1) / effective_signal_every(t);
+    bool receives = t.work.op == Op::Send;
+    if (receives && k.rx_depth > 1 && (k.srq || k.rx_depth >= send_cqes)) {
+      k.rx_depth = std::max(1u, k.rx_depth / 2);
+    } else if (k.tx_depth > 1) {
+      k.tx_depth = std::max(1u, k.tx_depth / 2);
+      k.signal_every = std::min(k.signal_every, k.tx_depth);
+      k.post_list = std::min(k.post_list, k.tx_depth + 1 - k.signal_every);
+    } else if (receives && k.rx_depth > 1) {
+      k.rx_depth = std::max(1u, k.rx_depth / 2);
+    } else {
+      throw ConfigError("qps: " + std::to_string(t.work.qps) + " QPs with one outstanding work request each need " +
+                        std::to_string(required_cq_entries(t)) + " CQ entries, over the device's max_cqe (" +
+                        std::to_string(max_cqe) + ")");
+    }
+  }
+  return t;
 }
 
 std::string point_name(const TestConfig& c) {
@@ -98,6 +129,7 @@ std::string point_name(const TestConfig& c) {
   if (k.signal_every != d.signal_every) n += "/signal:" + std::to_string(k.signal_every);
   if (k.inline_size != d.inline_size) n += "/inline:" + std::to_string(k.inline_size);
   if (k.poll_batch != d.poll_batch) n += "/poll:" + std::to_string(k.poll_batch);
+  if (k.srq) n += "/srq";
   return n;
 }
 
@@ -108,7 +140,8 @@ void to_json(nlohmann::json& j, const TestConfig& c) {
        {"warmup", c.work.warmup},              {"tx_depth", c.knobs.tx_depth},
        {"rx_depth", c.knobs.rx_depth},         {"cq_depth", c.knobs.cq_depth},
        {"post_list", c.knobs.post_list},       {"signal_every", c.knobs.signal_every},
-       {"inline_size", c.knobs.inline_size},   {"poll_batch", c.knobs.poll_batch}};
+       {"inline_size", c.knobs.inline_size},   {"poll_batch", c.knobs.poll_batch},
+       {"srq", c.knobs.srq}};
 }
 
 template <typename T>
@@ -125,7 +158,7 @@ static void get_uint(const nlohmann::json& j, const char* key, T* out) {
 void from_json(const nlohmann::json& j, TestConfig& c) {
   static const std::set<std::string> known = {"op",       "mode",      "qps",         "size",     "iters",
                                               "duration", "warmup",    "tx_depth",    "rx_depth", "cq_depth",
-                                              "post_list", "signal_every", "inline_size", "poll_batch"};
+                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq"};
   if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) throw ConfigError("unknown key '" + it.key() + "'");
@@ -152,6 +185,10 @@ void from_json(const nlohmann::json& j, TestConfig& c) {
   get_uint(j, "signal_every", &c.knobs.signal_every);
   get_uint(j, "inline_size", &c.knobs.inline_size);
   get_uint(j, "poll_batch", &c.knobs.poll_batch);
+  if (j.contains("srq")) {
+    if (!j["srq"].is_boolean()) throw ConfigError("srq: must be true or false");
+    c.knobs.srq = j["srq"].get<bool>();
+  }
 }
 
 uint64_t parse_size(const std::string& s) {

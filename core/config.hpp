@@ -49,6 +49,7 @@ struct LoopKnobs {
   uint32_t signal_every = 32;  // one signaled WR per this many (selective signaling)
   uint32_t inline_size = 0;    // messages up to this many bytes are sent inline
   uint32_t poll_batch = 16;    // WCs asked for per ibv_poll_cq
+  bool srq = false;            // SEND: the receiver's QPs share one receive queue of rx_depth
 };
 
 struct TestConfig {
@@ -67,6 +68,12 @@ uint32_t effective_signal_every(const TestConfig& c);
 // SEND, its posted receives. The shared CQ must hold at least this many.
 uint64_t required_cq_entries(const TestConfig& c);
 uint32_t cq_depth_for(const TestConfig& c);  // knobs.cq_depth, or the requirement when 0
+
+// --cq-policy cap: the same point with its queue depths halved (receive depth first,
+// then send depth, keeping the signaling rules valid) until everything its QPs can
+// have outstanding fits one CQ of `max_cqe` entries. Throws ConfigError when not even
+// one WR per QP fits. An explicit cq_depth is never changed.
+TestConfig cap_to_cq(const TestConfig& c, uint64_t max_cqe);
 
 // Benchmark name that encodes the point, e.g. "write/bw/qps:16/size:4096/cq:1024".
 std::string point_name(const TestConfig& c);

@@ -31,7 +31,10 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
         "lower --qps, --tx-depth or --rx-depth, or raise --signal-every");
   limit(c.knobs.tx_depth <= static_cast<uint64_t>(a.max_qp_wr), "send-queue depth", c.knobs.tx_depth, "max_qp_wr",
         a.max_qp_wr, "lower --tx-depth");
-  if (c.work.op == Op::Send)
+  if (c.knobs.srq)
+    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_srq_wr), "shared receive queue depth", c.knobs.rx_depth,
+          "max_srq_wr", a.max_srq_wr, "lower --rx-depth");
+  else if (c.work.op == Op::Send)
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
           a.max_qp_wr, "lower --rx-depth");
   if (c.work.op != Op::Read && c.knobs.inline_size > 0)
@@ -45,6 +48,8 @@ bool posts_receives(const TestConfig& c, Role role) {
   return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target);
 }
 
+bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
+
 static int mr_access(const TestConfig& c, Role role) {
   // Only the remote access the operation needs: rkeys of SEND tests open nothing.
   int acc = IBV_ACCESS_LOCAL_WRITE;
@@ -57,7 +62,7 @@ bool same_shape(const TestConfig& a, const TestConfig& b) {
   return a.work.op == b.work.op && a.work.mode == b.work.mode && a.work.qps == b.work.qps &&
          cq_depth_for(a) == cq_depth_for(b) && a.knobs.tx_depth == b.knobs.tx_depth &&
          a.knobs.rx_depth == b.knobs.rx_depth && a.knobs.signal_every == b.knobs.signal_every &&
-         a.knobs.inline_size == b.knobs.inline_size;
+         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq;
 }
 
 static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -94,7 +99,11 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)));
   verbs::QpCaps caps;
   caps.max_send_wr = cfg.knobs.tx_depth;
-  caps.max_recv_wr = posts_receives(cfg, role) ? cfg.knobs.rx_depth : 1;
+  caps.max_recv_wr = posts_receives(cfg, role) && !uses_srq(cfg, role) ? cfg.knobs.rx_depth : 1;
+  if (uses_srq(cfg, role)) {
+    srq = verbs::SharedReceiveQueue(pd, cfg.knobs.rx_depth);
+    caps.srq = srq.get();
+  }
   // Sized for the knob, not this point's message, so later sizes can go inline too.
   caps.max_inline = cfg.work.op == Op::Read ? 0 : cfg.knobs.inline_size;
   std::mt19937 rng(std::random_device{}());
@@ -104,6 +113,11 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     qps.emplace_back(pd, cq, caps);
     qps.back().to_init(dev.port(), mr_access(cfg, role) & ~IBV_ACCESS_LOCAL_WRITE);
     psn.push_back(rng() & 0xffffff);
+  }
+  if (uses_srq(cfg, role)) {
+    std::vector<uint32_t> qpns;
+    for (const verbs::QueuePair& qp : qps) qpns.push_back(qp.qpn());
+    qp_of = QpnTable(qpns);
   }
   sq.assign(cfg.work.qps, SendQueue{});
   for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
@@ -156,6 +170,18 @@ void TestResources::connect(const control::Endpoint& peer) {
 
   if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
+  if (uses_srq(cfg, role)) {
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), mr.lkey()};
+    for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      ibv_recv_wr wr{};
+      wr.wr_id = WrId::encode(0, s);
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      verbs::check_rc(ibv_post_srq_recv(srq.get(), &wr, &bad), "ibv_post_srq_recv(receive " + std::to_string(s) + ")");
+    }
+    return;
+  }
   for (uint32_t q = 0; q < qps.size(); ++q) {
     // The whole slot: a reused QP's receives fit every size of its sweep.
     ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), mr.lkey()};

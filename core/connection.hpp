@@ -14,6 +14,8 @@
 #include "core/verbs/memory_region.hpp"
 #include "core/verbs/protection_domain.hpp"
 #include "core/verbs/queue_pair.hpp"
+#include "core/verbs/shared_receive_queue.hpp"
+#include "core/qpn_table.hpp"
 
 namespace rdmasweep {
 
@@ -74,6 +76,8 @@ class TestResources {
   verbs::ProtectionDomain pd;
   verbs::MemoryRegion mr;
   verbs::CompletionQueue cq;
+  verbs::SharedReceiveQueue srq;  // --srq, receiving side only
+  QpnTable qp_of;                 // qp_num -> QP index, for completions from the SRQ
   std::vector<verbs::QueuePair> qps;
   std::vector<uint32_t> psn;
   std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
@@ -81,5 +85,7 @@ class TestResources {
 
 // True when this side posts receives for the test (SEND: the target in bw, both in lat).
 bool posts_receives(const TestConfig& c, Role role);
+// True when this side's receives go to a shared receive queue (--srq: the server's).
+bool uses_srq(const TestConfig& c, Role role);
 
 }  // namespace rdmasweep

@@ -39,15 +39,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl) {
   const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
   const uint32_t batch = r.cfg.knobs.poll_batch;
-  std::vector<ibv_recv_wr> rwr(nqp);
-  std::vector<ibv_sge> sge(nqp);
-  std::vector<ibv_qp*> qp(nqp);
-  for (uint32_t q = 0; q < nqp; ++q) {
-    sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.slot_bytes), r.mr.lkey()};
-    rwr[q].sg_list = &sge[q];
-    rwr[q].num_sge = 1;
-    qp[q] = r.qps[q].get();
-  }
+  Receives receives(r);
   std::vector<uint64_t> received(nqp, 0);
   std::vector<ibv_wc> wc(batch);
   ibv_cq* cq = r.cq.get();
@@ -76,10 +68,7 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
     }
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
-      uint32_t q = WrId::qp(wc[i].wr_id);
-      rwr[q].wr_id = wc[i].wr_id;
-      ibv_recv_wr* bad = nullptr;
-      if (int rc = ibv_post_recv(qp[q], &rwr[q], &bad)) fail_post(rc, "ibv_post_recv", q);
+      uint32_t q = receives.complete(wc[i]);
       if (++received[q] == expected[q]) --unfinished;
     }
     watch.tick(got);

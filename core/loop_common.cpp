@@ -52,6 +52,24 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
   return w;
 }
 
+Receives::Receives(const TestResources& r) : r_(r), srq_(uses_srq(r.cfg, r.role) ? r.srq.get() : nullptr) {
+  size_t n = srq_ ? 1 : r.qps.size();
+  wr_.assign(n, ibv_recv_wr{});
+  sge_.assign(n, ibv_sge{});
+  for (size_t i = 0; i < n; ++i) {
+    sge_[i] = ibv_sge{reinterpret_cast<uint64_t>(r.rx_region(static_cast<uint32_t>(i))), static_cast<uint32_t>(r.slot_bytes),
+                      r.mr.lkey()};
+    wr_[i].sg_list = &sge_[i];
+    wr_[i].num_sge = 1;
+  }
+  for (const verbs::QueuePair& qp : r.qps) qp_.push_back(qp.get());
+}
+
+void Receives::unknown_qp(const ibv_wc& wc) const {
+  throw verbs::Error("receive completion from the shared receive queue names qp_num " + std::to_string(wc.qp_num) +
+                     ", which is none of this test's QPs");
+}
+
 void fail_completion(const ibv_wc& wc, const char* posted) {
   throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id), posted));
 }

@@ -39,8 +39,38 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
 
 // Throws the completion error of a failed WC, naming its QP.
 [[noreturn]] void fail_completion(const ibv_wc& wc, const char* posted);
-const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
 [[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
+const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
+
+// Receive completions: routes each to its QP (by wr_id, or by qp_num through the
+// QP table when receives come from a shared receive queue) and posts it again.
+class Receives {
+ public:
+  explicit Receives(const TestResources& r);
+  uint32_t complete(const ibv_wc& wc) {
+    ibv_recv_wr* bad = nullptr;
+    if (srq_ != nullptr) {
+      uint32_t q = r_.qp_of.find(wc.qp_num);
+      if (q == QpnTable::kMissing) unknown_qp(wc);
+      wr_[0].wr_id = wc.wr_id;
+      if (int rc = ibv_post_srq_recv(srq_, &wr_[0], &bad)) fail_post(rc, "ibv_post_srq_recv", q);
+      return q;
+    }
+    uint32_t q = WrId::qp(wc.wr_id);
+    wr_[q].wr_id = wc.wr_id;
+    if (int rc = ibv_post_recv(qp_[q], &wr_[q], &bad)) fail_post(rc, "ibv_post_recv", q);
+    return q;
+  }
+
+ private:
+  [[noreturn]] void unknown_qp(const ibv_wc& wc) const;
+  const TestResources& r_;
+  ibv_srq* srq_;
+  std::vector<ibv_qp*> qp_;
+  std::vector<ibv_recv_wr> wr_;
+  std::vector<ibv_sge> sge_;
+};
+
 
 // Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:
 // one increment and a mask test per poll on the busy path.

@@ -13,15 +13,6 @@ namespace {
 // Tag carried in a WRITE ping's last byte: never 0 (fresh memory), never the previous one.
 inline char tag_of(uint64_t iteration) { return static_cast<char>(iteration % 255 + 1); }
 
-void repost_recv(TestResources& r, ibv_qp* qp, uint32_t q, uint64_t wr_id) {
-  ibv_sge sge{reinterpret_cast<uint64_t>(r.rx_region(q)), static_cast<uint32_t>(r.slot_bytes), r.mr.lkey()};
-  ibv_recv_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(qp, &wr, &bad)) fail_post(rc, "ibv_post_recv", q);
-}
 }  // namespace
 
 LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl) {
@@ -50,6 +41,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   st.qp_sum_ns.assign(nqp, 0);
   std::vector<ibv_wc> wc(batch);
   ibv_cq* cq = r.cq.get();
+  Receives receives(r);
   IdleWatch watch(ctl);
   bool measuring = warmup == 0;
   Clock::time_point measure_start = Clock::now();
@@ -103,8 +95,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       uint32_t q = WrId::qp(wc[i].wr_id);
       if (wc[i].opcode & IBV_WC_RECV) {
-        repost_recv(r, qp[q], q, wc[i].wr_id);
-        complete(q);
+        complete(receives.complete(wc[i]));
       } else {
         sq[q].retire(WrId::seq(wc[i].wr_id));
         if (op == Op::Read) complete(q);
@@ -142,6 +133,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   }
   std::vector<ibv_wc> wc(batch);
   ibv_cq* cq = r.cq.get();
+  Receives receives(r);
   IdleWatch watch(ctl);
 
   auto pong = [&](uint32_t q) {
@@ -163,11 +155,10 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
-      uint32_t q = WrId::qp(wc[i].wr_id);
       if (wc[i].opcode & IBV_WC_RECV) {
-        repost_recv(r, qp[q], q, wc[i].wr_id);
-        ++owed[q];
+        ++owed[receives.complete(wc[i])];
       } else {
+        uint32_t q = WrId::qp(wc[i].wr_id);
         sq[q].retire(WrId::seq(wc[i].wr_id));
       }
     }

@@ -14,7 +14,7 @@ using nlohmann::json;
 const std::vector<std::string>& sweep_axes() {
   static const std::vector<std::string> axes = {"op",       "mode",         "qps",         "cq_depth",
                                                 "tx_depth", "rx_depth",     "post_list",   "signal_every",
-                                                "inline_size", "poll_batch", "size"};
+                                                "inline_size", "poll_batch", "srq", "size"};
   return axes;
 }
 
@@ -136,10 +136,15 @@ static std::vector<uint64_t>* axis_slot(SweepSpec& s, const std::string& key) {
   if (key == "signal_every") return &s.signal_every;
   if (key == "inline_size") return &s.inline_size;
   if (key == "poll_batch") return &s.poll_batch;
+  if (key == "srq") return &s.srq;
   return nullptr;
 }
 
 static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
+  if (key == "srq" && v.is_boolean()) {
+    s.srq = {v.get<bool>() ? 1u : 0u};
+    return;
+  }
   if (key == "op") s.op = names_from_json(key, v);
   else if (key == "mode") s.mode = names_from_json(key, v);
   else if (auto* slot = axis_slot(s, key)) *slot = axis_from_json(key, v);
@@ -168,7 +173,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     s.description = v.get<std::string>();
   } else {
     throw ConfigError("unknown key '" + key + "' (known: op, mode, qps, size, cq_depth, tx_depth, rx_depth, post_list, "
-                      "signal_every, inline_size, poll_batch, iters, duration, warmup, repetitions, description)");
+                      "signal_every, inline_size, poll_batch, srq, iters, duration, warmup, repetitions, description)");
   }
 }
 
@@ -211,7 +216,10 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                 for (uint64_t sig : s.signal_every)
                   for (uint64_t inl : s.inline_size)
                     for (uint64_t pb : s.poll_batch)
+                      for (uint64_t srq : s.srq)
                       for (uint64_t size : s.size) {
+                        if (srq > 1) throw ConfigError("srq: takes 0 or 1");
+                        if (srq && op != "send") continue;  // only SEND has receive queues to share
                         TestConfig c;
                         c.work.op = parse_op(op);
                         c.work.mode = parse_mode(mode);
@@ -227,6 +235,7 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                         c.knobs.signal_every = u32("signal_every", sig);
                         c.knobs.inline_size = u32("inline_size", inl);
                         c.knobs.poll_batch = u32("poll_batch", pb);
+                        c.knobs.srq = srq != 0;
                         try {
                           validate(c);
                         } catch (const ConfigError& e) {

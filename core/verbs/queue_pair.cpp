@@ -17,6 +17,7 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = caps.max_inline;
+  init.srq = caps.srq;
   ibv_qp* qp = ibv_create_qp(pd.get(), &init);
   if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
     int err = errno;

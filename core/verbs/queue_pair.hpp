@@ -13,6 +13,7 @@ struct QpCaps {
   uint32_t max_send_wr = 128;
   uint32_t max_recv_wr = 512;
   uint32_t max_inline = 0;
+  ibv_srq* srq = nullptr;  // receives come from this shared queue instead of the QP's own
 };
 
 // What the local QP needs to know about its peer to reach RTR.

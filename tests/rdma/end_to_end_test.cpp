@@ -125,6 +125,8 @@ struct OpMode {
   const char* mode;
 };
 
+void PrintTo(const OpMode& m, std::ostream* os) { *os << m.op << "/" << m.mode; }
+
 class EveryOpAndMode : public EndToEnd, public ::testing::WithParamInterface<OpMode> {};
 
 TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
@@ -292,6 +294,48 @@ TEST_F(EndToEnd, MoreQpsThanTheDeviceGives) {
 
 TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {
   expect_clear_failure(client({"-q", "4096", "-r", "4096", "--out", dir_ + "/x.json"}, 60s), "max_cqe");
+}
+
+// Shared receive queue: completions are routed by qp_num. The client checks that the
+// server's per-QP receive counts equal what it sent on each QP, so a completion
+// routed to the wrong QP fails the point.
+TEST_F(EndToEnd, SharedReceiveQueueOneToAThousandQps) {
+  std::string out = dir_ + "/srq.json";
+  Outcome o = client({"--op", "send", "--srq", "-q", "1,64,1024", "-s", "64", "-n", "20", "--warmup", "2", "-r", "4096",
+                      "--out", out},
+                     600s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load(out);
+  ASSERT_EQ(r["benchmarks"].size(), 3u);
+  const uint64_t qps[] = {1, 64, 1024};
+  for (size_t i = 0; i < 3; ++i) {
+    const json& b = r["benchmarks"][i];
+    EXPECT_NE(b["name"].get<std::string>().find("/srq"), std::string::npos);
+    check_point(b, qps[i], 20, false);
+    EXPECT_EQ(b["qp_jain_index"].get<double>(), 1.0);
+  }
+  Outcome lat = client({"--op", "send", "--mode", "lat", "--srq", "-q", "4", "-s", "64", "-n", "30", "--out", dir_ + "/l.json"});
+  ASSERT_EQ(lat.code, 0) << both(lat);
+  check_point(load(dir_ + "/l.json")["benchmarks"][0], 4, 30, true);
+}
+
+// More outstanding work than one CQ can hold: an explicit error by default, or with
+// --cq-policy cap the queues shrink until it fits, and the output says so.
+TEST_F(EndToEnd, FourThousandQpsCappedToOneCq) {
+  Outcome refused = client({"--op", "write", "-q", "4096", "-t", "64", "-Q", "8", "--out", dir_ + "/x.json"}, 60s);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("max_cqe"), std::string::npos) << refused.err;
+
+  std::string out = dir_ + "/cap.json";
+  Outcome o = client({"--op", "write", "-q", "4096", "-t", "64", "-Q", "8", "-s", "64", "-n", "8", "--warmup", "0",
+                      "--cq-policy", "cap", "--out", out},
+                     900s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  EXPECT_NE(o.err.find("capped to fit"), std::string::npos) << o.err;
+  json b = load(out)["benchmarks"][0];
+  check_point(b, 4096, 8, false);
+  std::string name = b["name"];
+  EXPECT_NE(name.find("/tx:"), std::string::npos) << name;  // the capped depth is part of the point's name
 }
 
 TEST_F(EndToEnd, UnreachableServer) {

@@ -172,6 +172,9 @@ struct BadInput {
   const char* says;
 };
 
+// ctest shows the case's name, not its bytes.
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
+
 class BadInputs : public Faults, public ::testing::WithParamInterface<BadInput> {};
 
 TEST_P(BadInputs, OneClearLine) {

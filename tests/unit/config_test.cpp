@@ -83,6 +83,32 @@ TEST(CqSizing, ExplicitDepthBelowRequirementIsRejected) {
   EXPECT_EQ(cq_depth_for(c), 16u);
 }
 
+TEST(CqSizing, CapHalvesDepthsUntilTheWorkFitsOneCq) {
+  TestConfig c;
+  c.work.op = Op::Send;
+  c.work.qps = 4096;  // 4096 x (4 + 512) = 2.1M entries
+  TestConfig t = cap_to_cq(c, 32767);
+  EXPECT_LE(required_cq_entries(t), 32767u);
+  EXPECT_NO_THROW(validate(t));
+  EXPECT_LT(t.knobs.rx_depth, c.knobs.rx_depth);
+  EXPECT_EQ(t.work.qps, 4096u);  // the QP count is what the user asked to measure
+  // Already fitting: unchanged.
+  TestConfig small;
+  EXPECT_EQ(point_name(cap_to_cq(small, 32767)), point_name(small));
+  // WRITE: only the send side can shrink, and the signaling rules stay valid.
+  TestConfig w;
+  w.work.op = Op::Write;
+  w.work.qps = 30000;
+  w.knobs.post_list = 8;
+  TestConfig tw = cap_to_cq(w, 32767);
+  EXPECT_LE(required_cq_entries(tw), 32767u);
+  EXPECT_NO_THROW(validate(tw));
+  // Impossible: more QPs than entries.
+  TestConfig huge = w;
+  huge.work.qps = 40000;
+  EXPECT_THROW(cap_to_cq(huge, 32767), ConfigError);
+}
+
 TEST(Config, PointNameEncodesThePointAndNonDefaultKnobs) {
   TestConfig c;
   c.work.op = Op::Write;

@@ -60,7 +60,7 @@ TEST(Sweep, UnknownKeyAndImpossibleValueAreRejectedWithTheKey) {
 }
 
 TEST(Sweep, ShippedConfigsParse) {
-  for (const char* f : {"quick.json", "full.json", "rxe-vs-mlx5.json"}) {
+  for (const char* f : {"quick.json", "full.json", "rxe-vs-mlx5.json", "qp-scaling.json"}) {
     SweepSpec s = load_sweep_file(std::string(RDMASWEEP_SOURCE_DIR) + "/configs/" + f);
     EXPECT_GT(expand(s).size(), 0u) << f;
   }
