@@ -85,7 +85,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
     ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
     ("srq", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["srq"] = v; }),
-     "SEND: the server's QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)");
+     "SEND: the server's QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
+    ("events", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["events"] = v; }),
+     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")

@@ -76,13 +76,14 @@ uint32_t effective_signal_every(const TestConfig& c) {
 
 uint64_t required_cq_entries(const TestConfig& c) {
   uint64_t sig = effective_signal_every(c);
+  if (sig == 0) sig = 1;  // not yet validated (names of invalid points are built for their error messages)
   uint64_t per_qp = (c.knobs.tx_depth + sig - 1) / sig;
   if (c.knobs.srq) {
     // The receiver's receives are in one shared queue; a latency client still has its own.
     uint64_t client_rx = c.work.mode == Mode::Lat ? c.knobs.rx_depth : 0;
     return (per_qp + client_rx) * c.work.qps + c.knobs.rx_depth;
   }
-  if (c.work.op == Op::Send) per_qp += c.knobs.rx_depth;
+  if (c.work.op == Op::Send || write_with_imm(c)) per_qp += c.knobs.rx_depth;
   return per_qp * c.work.qps;
 }
 
@@ -130,6 +131,7 @@ std::string point_name(const TestConfig& c) {
   if (k.inline_size != d.inline_size) n += "/inline:" + std::to_string(k.inline_size);
   if (k.poll_batch != d.poll_batch) n += "/poll:" + std::to_string(k.poll_batch);
   if (k.srq) n += "/srq";
+  if (k.events) n += "/events";
   return n;
 }
 
@@ -141,7 +143,7 @@ void to_json(nlohmann::json& j, const TestConfig& c) {
        {"rx_depth", c.knobs.rx_depth},         {"cq_depth", c.knobs.cq_depth},
        {"post_list", c.knobs.post_list},       {"signal_every", c.knobs.signal_every},
        {"inline_size", c.knobs.inline_size},   {"poll_batch", c.knobs.poll_batch},
-       {"srq", c.knobs.srq}};
+       {"srq", c.knobs.srq},                   {"events", c.knobs.events}};
 }
 
 template <typename T>
@@ -158,7 +160,7 @@ static void get_uint(const nlohmann::json& j, const char* key, T* out) {
 void from_json(const nlohmann::json& j, TestConfig& c) {
   static const std::set<std::string> known = {"op",       "mode",      "qps",         "size",     "iters",
                                               "duration", "warmup",    "tx_depth",    "rx_depth", "cq_depth",
-                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq"};
+                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq", "events"};
   if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) throw ConfigError("unknown key '" + it.key() + "'");
@@ -185,9 +187,10 @@ void from_json(const nlohmann::json& j, TestConfig& c) {
   get_uint(j, "signal_every", &c.knobs.signal_every);
   get_uint(j, "inline_size", &c.knobs.inline_size);
   get_uint(j, "poll_batch", &c.knobs.poll_batch);
-  if (j.contains("srq")) {
-    if (!j["srq"].is_boolean()) throw ConfigError("srq: must be true or false");
-    c.knobs.srq = j["srq"].get<bool>();
+  for (const char* key : {"srq", "events"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_boolean()) throw ConfigError(std::string(key) + ": must be true or false");
+    (std::string(key) == "srq" ? c.knobs.srq : c.knobs.events) = j[key].get<bool>();
   }
 }
 

@@ -50,12 +50,20 @@ struct LoopKnobs {
   uint32_t inline_size = 0;    // messages up to this many bytes are sent inline
   uint32_t poll_batch = 16;    // WCs asked for per ibv_poll_cq
   bool srq = false;            // SEND: the receiver's QPs share one receive queue of rx_depth
+  bool events = false;         // sleep on a completion channel instead of busy polling
 };
+
 
 struct TestConfig {
   Workload work;
   LoopKnobs knobs;
 };
+
+// --events with WRITE latency: the pong is an RDMA WRITE with immediate, whose receive
+// completion wakes the waiter (a plain WRITE lands in memory without any event).
+inline bool write_with_imm(const TestConfig& c) {
+  return c.knobs.events && c.work.op == Op::Write && c.work.mode == Mode::Lat;
+}
 
 // Throws ConfigError naming the field and why. Device limits are checked later, by
 // the connection, against the opened device.

@@ -34,7 +34,7 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   if (c.knobs.srq)
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_srq_wr), "shared receive queue depth", c.knobs.rx_depth,
           "max_srq_wr", a.max_srq_wr, "lower --rx-depth");
-  else if (c.work.op == Op::Send)
+  else if (c.work.op == Op::Send || write_with_imm(c))
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
           a.max_qp_wr, "lower --rx-depth");
   if (c.work.op != Op::Read && c.knobs.inline_size > 0)
@@ -45,6 +45,7 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
 }
 
 bool posts_receives(const TestConfig& c, Role role) {
+  if (write_with_imm(c)) return true;  // each side's pong arrives as a receive completion
   return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target);
 }
 
@@ -62,7 +63,7 @@ bool same_shape(const TestConfig& a, const TestConfig& b) {
   return a.work.op == b.work.op && a.work.mode == b.work.mode && a.work.qps == b.work.qps &&
          cq_depth_for(a) == cq_depth_for(b) && a.knobs.tx_depth == b.knobs.tx_depth &&
          a.knobs.rx_depth == b.knobs.rx_depth && a.knobs.signal_every == b.knobs.signal_every &&
-         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq;
+         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq && a.knobs.events == b.knobs.events;
 }
 
 static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -96,7 +97,8 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
 
   pd = verbs::ProtectionDomain(dev);
   mr = verbs::MemoryRegion(pd, bytes, mr_access(cfg, role));
-  cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)));
+  if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
+  cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
   verbs::QpCaps caps;
   caps.max_send_wr = cfg.knobs.tx_depth;
   caps.max_recv_wr = posts_receives(cfg, role) && !uses_srq(cfg, role) ? cfg.knobs.rx_depth : 1;

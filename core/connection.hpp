@@ -9,6 +9,7 @@
 #include "core/control/protocol.hpp"
 #include "core/gid.hpp"
 #include "core/send_queue.hpp"
+#include "core/verbs/completion_channel.hpp"
 #include "core/verbs/completion_queue.hpp"
 #include "core/verbs/device.hpp"
 #include "core/verbs/memory_region.hpp"
@@ -75,6 +76,7 @@ class TestResources {
   // Declared in dependency order: destroyed QPs first, PD last.
   verbs::ProtectionDomain pd;
   verbs::MemoryRegion mr;
+  verbs::CompletionChannel channel;  // --events only
   verbs::CompletionQueue cq;
   verbs::SharedReceiveQueue srq;  // --srq, receiving side only
   QpnTable qp_of;                 // qp_num -> QP index, for completions from the SRQ

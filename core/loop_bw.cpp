@@ -11,12 +11,12 @@ namespace {
 // The real device calls; inlined into the loop.
 struct VerbsOps {
   std::vector<ibv_qp*> qp;
-  ibv_cq* cq;
+  Poller& poller;
   int post(uint32_t q, ibv_send_wr* w) {
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(qp[q], w, &bad);
   }
-  int poll(int n, ibv_wc* wc) { return ibv_poll_cq(cq, n, wc); }
+  int poll(int, ibv_wc* wc) { return poller.poll(wc); }
 };
 }  // namespace
 
@@ -31,7 +31,9 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   p.duration = duration;
   p.posted = posted_name(r.cfg.work.op);
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
-  VerbsOps ops{{}, r.cq.get()};
+  IdleWatch watch(ctl);  // the Poller's own, for the waits of --events
+  Poller poller(r, watch);
+  VerbsOps ops{{}, poller};
   for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
   return bw_initiator_loop(ops, wrs, r.sq, p, ctl);
 }
@@ -42,7 +44,6 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   Receives receives(r);
   std::vector<uint64_t> received(nqp, 0);
   std::vector<ibv_wc> wc(batch);
-  ibv_cq* cq = r.cq.get();
   auto count_unfinished = [&] {
     uint32_t n = 0;
     for (uint32_t q = 0; q < nqp; ++q) n += received[q] < expected[q];
@@ -56,12 +57,12 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
     unfinished = count_unfinished();
   };
   IdleWatch watch(local);
+  Poller poller(r, watch);
 
   Clock::time_point start{};
   bool started = false;
   while (unfinished > 0) {
-    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    int got = poller.poll(wc.data());
     if (got > 0 && !started) {
       start = Clock::now();
       started = true;

@@ -1,5 +1,7 @@
 #include "core/loop_common.hpp"
 
+#include <poll.h>
+
 #include <numeric>
 
 namespace rdmasweep {
@@ -63,6 +65,25 @@ Receives::Receives(const TestResources& r) : r_(r), srq_(uses_srq(r.cfg, r.role)
     wr_[i].num_sge = 1;
   }
   for (const verbs::QueuePair& qp : r.qps) qp_.push_back(qp.get());
+}
+
+int Poller::wait_and_poll(ibv_wc* wc) {
+  verbs::check_rc(ibv_req_notify_cq(cq_, 0), "ibv_req_notify_cq");
+  int got = ibv_poll_cq(cq_, batch_, wc);
+  if (got != 0) return got;
+  pollfd p{channel_->fd, POLLIN, 0};
+  int rc = ::poll(&p, 1, 100);
+  if (rc == 1) {
+    ibv_cq* ev_cq = nullptr;
+    void* ctx = nullptr;
+    if (ibv_get_cq_event(channel_, &ev_cq, &ctx) == 0 && ++unacked_ >= 64) {
+      ibv_ack_cq_events(cq_, unacked_);
+      unacked_ = 0;
+    }
+  } else {
+    watch_.check();  // a sleeping loop still notices a dead peer or Ctrl-C
+  }
+  return ibv_poll_cq(cq_, batch_, wc);
 }
 
 void Receives::unknown_qp(const ibv_wc& wc) const {

@@ -42,6 +42,56 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
 [[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
 const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
 
+// Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:
+// one increment and a mask test per poll on the busy path.
+class IdleWatch {
+ public:
+  explicit IdleWatch(const RunControl& ctl) : ctl_(ctl), last_progress_(Clock::now()) {}
+  void tick(int completions) {
+    progressed_ |= completions > 0;
+    if ((++polls_ & 4095) == 0) check();
+  }
+  void check();
+
+ private:
+  const RunControl& ctl_;
+  uint64_t polls_ = 0;
+  bool progressed_ = false;
+  Clock::time_point last_progress_;
+};
+
+// Polls the test's CQ. Busy polling by default; with --events, an empty poll arms
+// the CQ, polls once more (a completion may have landed before arming) and sleeps
+// on the completion channel until an event or 100 ms pass. Events are acknowledged
+// in batches, and all of them before the loop ends (the CQ cannot be destroyed with
+// events unacknowledged).
+class Poller {
+ public:
+  Poller(const TestResources& r, IdleWatch& watch)
+      : cq_(r.cq.get()), channel_(r.channel.get()), batch_(static_cast<int>(r.cfg.knobs.poll_batch)), watch_(watch) {}
+  ~Poller() {
+    if (unacked_) ibv_ack_cq_events(cq_, unacked_);
+  }
+  Poller(const Poller&) = delete;
+  Poller& operator=(const Poller&) = delete;
+
+  int poll(ibv_wc* wc) {
+    int got = ibv_poll_cq(cq_, batch_, wc);
+    if (got == 0 && channel_ != nullptr) got = wait_and_poll(wc);
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    return got;
+  }
+
+ private:
+  int wait_and_poll(ibv_wc* wc);
+
+  ibv_cq* cq_;
+  ibv_comp_channel* channel_;
+  int batch_;
+  IdleWatch& watch_;
+  unsigned unacked_ = 0;
+};
+
 // Receive completions: routes each to its QP (by wr_id, or by qp_num through the
 // QP table when receives come from a shared receive queue) and posts it again.
 class Receives {
@@ -71,24 +121,6 @@ class Receives {
   std::vector<ibv_sge> sge_;
 };
 
-
-// Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:
-// one increment and a mask test per poll on the busy path.
-class IdleWatch {
- public:
-  explicit IdleWatch(const RunControl& ctl) : ctl_(ctl), last_progress_(Clock::now()) {}
-  void tick(int completions) {
-    progressed_ |= completions > 0;
-    if ((++polls_ & 4095) == 0) check();
-  }
-  void check();
-
- private:
-  const RunControl& ctl_;
-  uint64_t polls_ = 0;
-  bool progressed_ = false;
-  Clock::time_point last_progress_;
-};
 
 ibv_wr_opcode opcode_of(Op op);
 

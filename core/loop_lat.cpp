@@ -26,7 +26,10 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   const uint64_t total = timed ? UINT64_MAX : warmup + iters;
   // SEND and WRITE report one-way latency (round trip / 2), READ the round trip.
   const uint64_t divisor = op == Op::Read ? 1 : 2;
-  SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0);
+  // WRITE pongs are seen in memory, or as receive completions with --events.
+  const bool in_memory = op == Op::Write && !write_with_imm(r.cfg);
+  SendWrs wrs = make_send_wrs(r, 1, write_with_imm(r.cfg) ? IBV_WR_RDMA_WRITE_WITH_IMM : opcode_of(op),
+                              r.use_inline ? IBV_SEND_INLINE : 0);
   std::vector<SendQueue>& sq = r.sq;
   std::vector<Clock::time_point> t0(nqp);
   std::vector<uint64_t> count(nqp, 0);
@@ -40,9 +43,9 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   st.qp_max_ns.assign(nqp, 0);
   st.qp_sum_ns.assign(nqp, 0);
   std::vector<ibv_wc> wc(batch);
-  ibv_cq* cq = r.cq.get();
   Receives receives(r);
   IdleWatch watch(ctl);
+  Poller poller(r, watch);
   bool measuring = warmup == 0;
   Clock::time_point measure_start = Clock::now();
   Clock::time_point deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
@@ -89,8 +92,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
 
   for (uint32_t q = 0; q < nqp; ++q) post_ping(q);
   while (unfinished > 0) {
-    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    int got = poller.poll(wc.data());
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       uint32_t q = WrId::qp(wc[i].wr_id);
@@ -101,7 +103,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
         if (op == Op::Read) complete(q);
       }
     }
-    if (op == Op::Write) {
+    if (in_memory) {
       for (uint32_t q = 0; q < nqp; ++q) {
         const volatile char* flag = r.rx_region(q) + last;
         if (in_flight[q] && *flag == tag_of(count[q])) complete(q);
@@ -124,7 +126,9 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   const uint32_t every = effective_signal_every(r.cfg);
   const uint32_t batch = r.cfg.knobs.poll_batch;
   const size_t last = r.cfg.work.size - 1;
-  SendWrs wrs = make_send_wrs(r, 1, opcode_of(op), r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
+  const bool in_memory = op == Op::Write && !write_with_imm(r.cfg);
+  SendWrs wrs = make_send_wrs(r, 1, write_with_imm(r.cfg) ? IBV_WR_RDMA_WRITE_WITH_IMM : opcode_of(op),
+                              r.use_inline ? IBV_SEND_INLINE : 0, /*echo=*/op == Op::Write);
   std::vector<SendQueue>& sq = r.sq;
   std::vector<uint64_t> answered(nqp, 0), owed(nqp, 0);
   std::vector<ibv_qp*> qp(nqp);
@@ -132,9 +136,9 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
     qp[q] = r.qps[q].get();
   }
   std::vector<ibv_wc> wc(batch);
-  ibv_cq* cq = r.cq.get();
   Receives receives(r);
   IdleWatch watch(ctl);
+  Poller poller(r, watch);
 
   auto pong = [&](uint32_t q) {
     SendQueue& s = sq[q];
@@ -151,8 +155,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
 
   Clock::time_point start = Clock::now();
   while (!*finished) {
-    int got = ibv_poll_cq(cq, static_cast<int>(batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    int got = poller.poll(wc.data());
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       if (wc[i].opcode & IBV_WC_RECV) {
@@ -162,7 +165,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
         sq[q].retire(WrId::seq(wc[i].wr_id));
       }
     }
-    if (op == Op::Write) {
+    if (in_memory) {
       for (uint32_t q = 0; q < nqp; ++q) {
         const volatile char* flag = r.rx_region(q) + last;
         if (*flag == tag_of(answered[q] + owed[q])) ++owed[q];

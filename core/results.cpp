@@ -46,7 +46,8 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("lat_max_us", static_cast<double>(h.max()) / 1e3);
     f.emplace_back("lat_mean_us", h.mean() / 1e3);
   }
-  if (r.cpu_seconds > 0) f.emplace_back("cpu_seconds", r.cpu_seconds);
+  f.emplace_back("cpu_seconds", r.cpu_seconds);
+  f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);
   f.emplace_back("reused_qps", r.reused ? 1 : 0);
   return f;

@@ -28,6 +28,7 @@ struct PointResult {
   std::vector<double> qp_lat_mean_ns;
   Histogram hist;           // lat only, ns
   double cpu_seconds = 0;   // user + system CPU of this process during the measurement
+  double server_cpu_seconds = 0;  // the same on the server, over its whole test (warm-up included)
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
 };

@@ -148,6 +148,7 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
 
   ch_.send(MsgType::Done, control::to_json(control::Counts{sent}));
   control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), w.qps);
+  out.server_cpu_seconds = got.cpu_seconds;
   if (w.op == Op::Send && got.per_qp != sent) {
     for (uint32_t q = 0; q < w.qps; ++q)
       if (got.per_qp[q] != sent[q])
@@ -207,6 +208,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   ctl.interrupted = opt.interrupted;
   ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
   std::vector<uint64_t> counts(w.qps, 0);
+  const double cpu0 = cpu_now();
 
   bool receives = w.op == Op::Send && w.mode == Mode::Bw;
   bool responds = w.mode == Mode::Lat && w.op != Op::Read;
@@ -230,7 +232,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     counts = run_lat_responder(*res, &finished, ctl).per_qp;
   }
   if (!done) take_done(ch.recv(kTestWait));
-  ch.send(MsgType::Result, control::to_json(control::Counts{counts}));
+  ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu_now() - cpu0}));
 }
 
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,

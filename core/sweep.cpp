@@ -14,7 +14,7 @@ using nlohmann::json;
 const std::vector<std::string>& sweep_axes() {
   static const std::vector<std::string> axes = {"op",       "mode",         "qps",         "cq_depth",
                                                 "tx_depth", "rx_depth",     "post_list",   "signal_every",
-                                                "inline_size", "poll_batch", "srq", "size"};
+                                                "inline_size", "poll_batch", "srq", "events", "size"};
   return axes;
 }
 
@@ -137,12 +137,13 @@ static std::vector<uint64_t>* axis_slot(SweepSpec& s, const std::string& key) {
   if (key == "inline_size") return &s.inline_size;
   if (key == "poll_batch") return &s.poll_batch;
   if (key == "srq") return &s.srq;
+  if (key == "events") return &s.events;
   return nullptr;
 }
 
 static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
-  if (key == "srq" && v.is_boolean()) {
-    s.srq = {v.get<bool>() ? 1u : 0u};
+  if ((key == "srq" || key == "events") && v.is_boolean()) {
+    (key == "srq" ? s.srq : s.events) = {v.get<bool>() ? 1u : 0u};
     return;
   }
   if (key == "op") s.op = names_from_json(key, v);
@@ -173,7 +174,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     s.description = v.get<std::string>();
   } else {
     throw ConfigError("unknown key '" + key + "' (known: op, mode, qps, size, cq_depth, tx_depth, rx_depth, post_list, "
-                      "signal_every, inline_size, poll_batch, srq, iters, duration, warmup, repetitions, description)");
+                      "signal_every, inline_size, poll_batch, srq, events, iters, duration, warmup, repetitions, description)");
   }
 }
 
@@ -217,8 +218,10 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                   for (uint64_t inl : s.inline_size)
                     for (uint64_t pb : s.poll_batch)
                       for (uint64_t srq : s.srq)
+                      for (uint64_t events : s.events)
                       for (uint64_t size : s.size) {
                         if (srq > 1) throw ConfigError("srq: takes 0 or 1");
+                        if (events > 1) throw ConfigError("events: takes 0 or 1");
                         if (srq && op != "send") continue;  // only SEND has receive queues to share
                         TestConfig c;
                         c.work.op = parse_op(op);
@@ -236,6 +239,7 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                         c.knobs.inline_size = u32("inline_size", inl);
                         c.knobs.poll_batch = u32("poll_batch", pb);
                         c.knobs.srq = srq != 0;
+                        c.knobs.events = events != 0;
                         try {
                           validate(c);
                         } catch (const ConfigError& e) {

@@ -24,7 +24,8 @@ struct SweepSpec {
   std::vector<uint64_t> signal_every{32};
   std::vector<uint64_t> inline_size{0};
   std::vector<uint64_t> poll_batch{16};
-  std::vector<uint64_t> srq{0};  // 0 or 1; applies to SEND points only
+  std::vector<uint64_t> srq{0};     // 0 or 1; applies to SEND points only
+  std::vector<uint64_t> events{0};  // 0 busy polling, 1 completion events
   uint64_t iters = 1000;
   double duration = 0;
   uint64_t warmup = 100;

@@ -140,10 +140,13 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   return e;
 }
 
-json to_json(const Counts& c) { return {{"per_qp", c.per_qp}}; }
+json to_json(const Counts& c) { return {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}}; }
 
 Counts counts_from_json(const json& j, uint32_t expected_qps) {
-  return Counts{array_field<uint64_t>(j, "per_qp", expected_qps)};
+  Counts c{array_field<uint64_t>(j, "per_qp", expected_qps)};
+  c.cpu_seconds = field<double>(j, "cpu_seconds");
+  if (!(c.cpu_seconds >= 0 && c.cpu_seconds < 1e9)) throw ProtocolError("control message field 'cpu_seconds' is out of range");
+  return c;
 }
 
 json to_json(const SetupRequest& s) { return {{"config", s.cfg}, {"slot_bytes", s.slot_bytes}, {"reuse", s.reuse}}; }

@@ -68,6 +68,7 @@ struct Endpoint {
 
 struct Counts {
   std::vector<uint64_t> per_qp;
+  double cpu_seconds = 0;  // RESULT: the server's CPU time (user + system) during the test
 };
 
 nlohmann::json to_json(const Hello& h);

@@ -8,8 +8,8 @@ namespace rdmasweep::verbs {
 class CompletionQueue {
  public:
   CompletionQueue() = default;
-  CompletionQueue(const Device& dev, int depth)
-      : cq_(check_ptr(ibv_create_cq(dev.get(), depth, nullptr, nullptr, 0),
+  CompletionQueue(const Device& dev, int depth, ibv_comp_channel* channel = nullptr)
+      : cq_(check_ptr(ibv_create_cq(dev.get(), depth, nullptr, channel, 0),
                       "ibv_create_cq(depth " + std::to_string(depth) + ", device max_cqe " +
                           std::to_string(dev.attr().max_cqe) + ")"),
             "ibv_destroy_cq"),

@@ -296,6 +296,24 @@ TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {
   expect_clear_failure(client({"-q", "4096", "-r", "4096", "--out", dir_ + "/x.json"}, 60s), "max_cqe");
 }
 
+// --events: every operation and mode sleeps on a completion channel instead of
+// spinning, and still moves every message; CPU time is reported for both sides.
+TEST_F(EndToEnd, EventsEveryOperationAndMode) {
+  std::string out = dir_ + "/ev.json";
+  Outcome o = client({"--op", "send,write,read", "--mode", "bw,lat", "--events", "-q", "1,2", "-s", "64", "-n", "60",
+                      "--warmup", "5", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load(out);
+  ASSERT_EQ(r["benchmarks"].size(), 12u);
+  for (const auto& b : r["benchmarks"]) {
+    std::string name = b["name"];
+    EXPECT_NE(name.find("/events"), std::string::npos) << name;
+    check_point(b, name.find("qps:2/") != std::string::npos ? 2 : 1, 60, name.find("/lat/") != std::string::npos);
+    EXPECT_GT(b["cpu_seconds"].get<double>(), 0) << name;
+    EXPECT_GT(b["server_cpu_seconds"].get<double>(), 0) << name;
+  }
+}
+
 // Shared receive queue: completions are routed by qp_num. The client checks that the
 // server's per-QP receive counts equal what it sent on each QP, so a completion
 // routed to the wrong QP fails the point.

@@ -29,6 +29,13 @@ TEST(Config, RejectsZeroQps) {
   EXPECT_NE(error_of(c).find("qps"), std::string::npos);
 }
 
+TEST(Config, ZeroSignalIntervalIsAnErrorNotACrash) {
+  TestConfig c;
+  c.knobs.signal_every = 0;
+  EXPECT_NE(error_of(c).find("signal_every"), std::string::npos);
+  EXPECT_FALSE(point_name(c).empty());  // error messages name the point
+}
+
 TEST(Config, SignalIntervalMustLeaveRoomForProgress) {
   TestConfig c;
   c.knobs.tx_depth = 16;

@@ -80,8 +80,11 @@ TEST(Protocol, PayloadMustBeAnObjectWithTypedFields) {
   EXPECT_THROW(decode_payload("not json"), ProtocolError);
   EXPECT_THROW(decode_payload("[1,2]"), ProtocolError);
   EXPECT_THROW(hello_from_json(nlohmann::json{{"protocol", "one"}}), ProtocolError);
-  EXPECT_THROW(counts_from_json(nlohmann::json{{"per_qp", {1, -2}}}, 2), ProtocolError);
-  EXPECT_EQ(counts_from_json(nlohmann::json::parse(R"({"per_qp": [1, 2]})"), 2).per_qp, (std::vector<uint64_t>{1, 2}));
+  EXPECT_THROW(counts_from_json(nlohmann::json{{"per_qp", {1, -2}}, {"cpu_seconds", 0.5}}, 2), ProtocolError);
+  EXPECT_THROW(counts_from_json(nlohmann::json::parse(R"({"per_qp": [1, 2], "cpu_seconds": -1})"), 2), ProtocolError);
+  Counts c = counts_from_json(nlohmann::json::parse(R"({"per_qp": [1, 2], "cpu_seconds": 0.25})"), 2);
+  EXPECT_EQ(c.per_qp, (std::vector<uint64_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(c.cpu_seconds, 0.25);
 }
 
 }  // namespace rdmasweep::control
