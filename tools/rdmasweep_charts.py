@@ -7,7 +7,8 @@ the reference for ratios) and returns the list of Chart records it wrote.
 import math
 import os
 import re
-from collections import Counter
+import textwrap
+from collections import Counter, namedtuple
 
 import matplotlib
 
@@ -15,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from rdmasweep_results import jain, knob_diff  # noqa: E402
 
 FILE_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v")]
 COLOURS = plt.get_cmap("tab10").colors
@@ -32,9 +34,18 @@ class Chart:
         return next(f for f in self.files if f.endswith(".png"))
 
 
+class Key(namedtuple("Key", "op mode qps size srq")):
+    """A plotted point's identity in a file: op, mode, QP count, size and SRQ on/off."""
+
+
 class Series:
-    """One file's points as plotted: one point per (op, mode, qps, size) at the
-    reference loop knobs, plus the points of any CQ depth axis."""
+    """One file's points as plotted. For each Key, one main point at the reference
+    loop knobs (the most common knob suffixes) and the largest CQ depth; points of
+    the same Key that differ in their knob suffixes are variants, drawn as series
+    of their own and labelled by the knobs that differ (e.g. "poll:1"); a Key with
+    no point at the reference knobs (e.g. queues shrunk by --cq-policy cap) uses
+    its nearest point, labelled the same way (adjusted). Points of one Key and
+    knobs at several CQ depths form the CQ depth axis."""
 
     def __init__(self, rf, label):
         self.rf, self.label = rf, label
@@ -42,21 +53,64 @@ class Series:
         groups = {}
         for p in pts:
             pr = p.params
-            groups.setdefault((pr["op"], pr["mode"], pr["qps"], pr["size"]), []).append(p)
+            groups.setdefault(Key(pr["op"], pr["mode"], pr["qps"], pr["size"], pr["srq"]), []).append(p)
+
+        def knobs_of(p):
+            return tuple(sorted(p.params["knobs"].items()))
         # The CQ depth in a name is resolved (depth 0 becomes a per-QP-count value),
-        # so a CQ axis is a base point with several depths; rank them, largest first.
+        # so a CQ axis is a point with several depths; rank them, largest first.
         sig = {}
-        for base, ps in groups.items():
-            depths = sorted({p.params["cq"] for p in ps}, reverse=True)
-            for p in ps:
-                sig[p.name] = (depths.index(p.params["cq"]), tuple(sorted(p.params["knobs"].items())))
+        for ps in groups.values():
+            for kn in {knobs_of(p) for p in ps}:
+                same = [p for p in ps if knobs_of(p) == kn]
+                depths = sorted({p.params["cq"] for p in same}, reverse=True)
+                for p in same:
+                    sig[p.name] = (depths.index(p.params["cq"]), kn)
         counts = Counter(sig.values())
         self.ref = max(counts, key=lambda s: (counts[s], not s[1], -s[0])) if counts else (0, ())
-        self.main = {b: p for b, ps in groups.items() for p in ps if sig[p.name] == self.ref}
-        self.cq_axis = {b: sorted((p for p in ps if sig[p.name][1] == self.ref[1]), key=lambda p: p.params["cq"])
-                        for b, ps in groups.items()}
-        self.cq_axis = {b: ps for b, ps in self.cq_axis.items() if len(ps) > 1}
-        self.hidden = len(pts) - len(self.main)
+        ref_knobs = dict(self.ref[1])
+        self.main, self.adjusted, self.variants = {}, {}, {}
+        for key, ps in groups.items():
+            at_rank = [p for p in ps if sig[p.name][0] == self.ref[0]] or ps
+            exact = [p for p in at_rank if sig[p.name] == self.ref]
+            if exact:
+                main = exact[0]
+            else:
+                main = min(at_rank, key=lambda p: (len(knob_diff(p.params["knobs"], ref_knobs).split()),
+                                                   sig[p.name][0]))
+                self.adjusted[key] = knob_diff(main.params["knobs"], ref_knobs)
+            self.main[key] = main
+            for p in at_rank:
+                if knobs_of(p) != knobs_of(main):
+                    self.variants.setdefault(key, []).append((knob_diff(p.params["knobs"], ref_knobs), p))
+        self.cq_axis = {k: sorted((p for p in ps if knobs_of(p) == knobs_of(self.main[k])),
+                                  key=lambda p: p.params["cq"]) for k, ps in groups.items()}
+        self.cq_axis = {k: ps for k, ps in self.cq_axis.items() if len(ps) > 1}
+        self.hidden = len(pts) - len(self.main) - sum(len(v) for v in self.variants.values())
+
+    def plotted(self):
+        """(key, point, variant, adjusted) for every point the charts draw: variant is
+        "" for the main points, else the knobs that set it apart; adjusted labels a
+        main point that ran at other knobs than the rest."""
+        for key, p in self.main.items():
+            yield key, p, "", self.adjusted.get(key, "")
+        for key, vs in self.variants.items():
+            for variant, p in vs:
+                yield key, p, variant, ""
+
+
+def series_label(head, srq=False, variant=""):
+    """"64 B", "64 B SRQ", "4 QPs SRQ · poll:1": SRQ and knob variants never share a line."""
+    return head + (" SRQ" if srq else "") + (f" · {variant}" if variant else "")
+
+
+def qps_label(qps):
+    return f"{qps} QP" + ("s" if qps > 1 else "")
+
+
+def _sanitize(name):
+    """A point name as a file name: send/bw/qps:64/size:64/cq:512/srq -> send_bw_qps64_size64_cq512_srq."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace(":", "")).strip("_")
 
 
 def size_label(v):
@@ -120,8 +174,9 @@ def _grid(nrows, ncols, w=5.0, h=3.6):
 
 def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=size_label, ratio=True, note="",
                log_y=False):
-    """rows_cols: {(row, col): {series_key: {x: (y, lo, hi)}}} per file (a list).
-    Draws the values, and with two or more files a NAME_ratio chart of each file
+    """rows_cols: {(row, col): {series_key: {x: (y, lo, hi[, text])}}} per file (a
+    list); row, col and series_key are tuples sorted as given whose last item is
+    their label; text, when set, is written beside the point. Draws the values, and with two or more files a NAME_ratio chart of each file
     divided by the first at the points they share."""
     panels = sorted({pc for d in rows_cols for pc in d}, key=lambda rc: (rc[0][0], rc[1][0]))
     if not panels:
@@ -157,6 +212,11 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                         continue
                     ax.plot(xs, ys, linestyle=ls, marker=mk, color=colour[k], markersize=4)
                     drawn.add(k)
+                    for x, y in zip(xs, ys):
+                        if ref is None and len(pts[x]) > 3 and pts[x][3]:
+                            ax.margins(y=0.12)
+                            ax.annotate(pts[x][3], (x, y), textcoords="offset points", xytext=(4, 4),
+                                        fontsize=7, color=colour[k])
                     if ref is None and all(pts[x][1] is not None for x in xs):
                         ax.fill_between(xs, [pts[x][1] for x in xs], [pts[x][2] for x in xs],
                                         color=colour[k], alpha=0.15, linewidth=0)
@@ -172,7 +232,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                 ax.axhline(1.0, color="0.3", linewidth=0.8)
                 ax.set_ylabel(f"ratio to {series[ref].label}")
             ax.set_xlabel(xlabel)
-            ax.set_title(" · ".join(x for x in (c[1], r[1]) if x))
+            ax.set_title(" · ".join(x for x in (c[-1], r[-1]) if x))
         if not drawn:  # e.g. a ratio chart of files with no point in common
             plt.close(fig)
             continue
@@ -180,26 +240,32 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
             if not ax.has_data():
                 ax.set_visible(False)
         files = _file_handles(series)
-        handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys if k in drawn] + (
+        handles = [Line2D([], [], color=colour[k], label=k[-1]) for k in keys if k in drawn] + (
             files if ref is None else files[:ref] + files[ref + 1:])
         top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
             ax.get_visible() for ax in axes[0]) else axes[0][-1]
         top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
                          frameon=False)
         t = title + (f" (ratio to {series[ref].label})" if ref is not None else "")
-        fig.suptitle(t + (f"\n{note}" if note else ""), fontsize=12)
+        fig.suptitle(t + (f"\n{_wrap(note, fig)}" if note else ""), fontsize=12)
         fig.tight_layout()
         charts.append(Chart(name + suffix, t, _save(fig, out_dir, name + suffix), note))
     return charts
 
 
-def _yv(p, metric, scale):
+def _wrap(note, fig):
+    """A note wrapped to the figure's width (about 11 characters per inch at 12 pt)."""
+    width = max(60, int(fig.get_figwidth() * 11))
+    return "\n".join(textwrap.fill(part, width) for part in note.split("\n"))
+
+
+def _yv(p, metric, scale, text=""):
     v = p.value(metric)
     if v is None:
         return None
     sp = p.spread(metric)
     lo, hi = (sp[0] * scale, sp[1] * scale) if sp else (None, None)
-    return (v * scale, lo, hi)
+    return (v * scale, lo, hi, text)
 
 
 def _op_col(op):
@@ -207,15 +273,18 @@ def _op_col(op):
 
 
 def _knob_note(series):
-    """Say which points a chart leaves out (CQ depth axis, other loop knobs)."""
+    """Say which points a chart leaves out (CQ depth axis) and which it labels."""
     notes = []
     for s in series:
+        what = ", ".join(f"{k} {v}" for k, v in s.ref[1])
         if s.hidden:
-            what = ", ".join(f"{k} {v}" for k, v in s.ref[1])
             cq = "the largest CQ depth of each point" if s.cq_axis else ""
             shown = " and ".join(x for x in (cq, what) if x)
             notes.append(f"{s.label}: at {shown}" + (" (all depths: cq_depth chart)" if s.cq_axis else "")
                          + f"; {s.hidden} other point(s) not shown")
+        if s.adjusted:
+            notes.append(f"{s.label}: labelled points ran at other knobs than the rest ("
+                         + (what or "defaults") + "; e.g. --cq-policy cap)")
     return "; ".join(notes)
 
 
@@ -223,30 +292,33 @@ def bandwidth(series, out_dir):
     data = []
     for s in series:
         d = {}
-        for (op, mode, qps, size), p in s.main.items():
-            v = _yv(p, "bytes_per_second", 8 / 1e9)
-            if mode == "bw" and v:
-                d.setdefault(((0, ""), _op_col(op)), {}).setdefault(
-                    (qps, f"{qps} QP" + ("s" if qps > 1 else "")), {})[size] = v
+        for k, p, variant, adj in s.plotted():
+            v = _yv(p, "bytes_per_second", 8 / 1e9, adj)
+            if k.mode == "bw" and v:
+                d.setdefault(((0, ""), _op_col(k.op)), {}).setdefault(
+                    (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), {})[k.size] = v
         data.append(d)
     return line_chart(series, out_dir, "bandwidth", "Bandwidth vs message size (payload Gb/s)", data,
                       "message size (bytes, log2)", "bandwidth (Gb/s)", note=_knob_note(series))
 
 
 def message_rate(series, out_dir):
-    sizes = sorted({k[3] for s in series for k in s.main if k[1] == "bw"})
+    sizes = sorted({k.size for s in series for k in s.main if k.mode == "bw"})
     if len(sizes) > 6:  # a legible number of lines, spread over the range
         sizes = [sizes[round(i * (len(sizes) - 1) / 5)] for i in range(6)]
+    rates = [p.value("items_per_second") or 0 for s in series for k, p, *_ in s.plotted() if k.mode == "bw"]
+    scale, unit = (1e-3, "kmsg/s") if rates and max(rates) < 1e5 else (1e-6, "Mmsg/s")
     data = []
     for s in series:
         d = {}
-        for (op, mode, qps, size), p in s.main.items():
-            v = _yv(p, "items_per_second", 1e-6)
-            if mode == "bw" and size in sizes and v:
-                d.setdefault(((0, ""), _op_col(op)), {}).setdefault((size, f"{size_label(size)} B"), {})[qps] = v
+        for k, p, variant, adj in s.plotted():
+            v = _yv(p, "items_per_second", scale, adj)
+            if k.mode == "bw" and k.size in sizes and v:
+                d.setdefault(((0, ""), _op_col(k.op)), {}).setdefault(
+                    (k.size, k.srq, variant, series_label(f"{size_label(k.size)} B", k.srq, variant)), {})[k.qps] = v
         data.append(d)
     return line_chart(series, out_dir, "message_rate", "Message rate vs QP count", data,
-                      "QPs (log2)", "message rate (Mmsg/s)", xfmt=lambda v: str(int(round(v))),
+                      "QPs (log2)", f"message rate ({unit})", xfmt=lambda v: str(int(round(v))),
                       note=_knob_note(series))
 
 
@@ -254,18 +326,19 @@ def latency(series, out_dir):
     data, kinds = [], {}
     for s in series:
         d = {}
-        for (op, mode, qps, size), p in s.main.items():
-            if mode != "lat":
+        for k, p, variant, adj in s.plotted():
+            if k.mode != "lat":
                 continue
             if p.runs and p.runs[0].get("label"):
-                kinds[op] = p.runs[0]["label"]
+                kinds[k.op] = p.runs[0]["label"]
+            row = (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant))
             for i, (metric, pname) in enumerate(PERCENTILES):
-                v = _yv(p, metric, 1.0)
+                v = _yv(p, metric, 1.0, adj)
                 if v:
-                    row = (qps, f"{qps} QP" + ("s" if qps > 1 else ""))
-                    d.setdefault((row, _op_col(op)), {}).setdefault((i, pname), {})[size] = v
+                    d.setdefault((row, _op_col(k.op)), {}).setdefault((i, pname), {})[k.size] = v
         data.append(d)
-    note = "; ".join([f"{op.upper()}: {k}" for op, k in sorted(kinds.items())] + ([_knob_note(series)] if _knob_note(series) else []))
+    knobs = _knob_note(series)
+    note = "; ".join([f"{op.upper()}: {k}" for op, k in sorted(kinds.items())] + ([knobs] if knobs else []))
     return line_chart(series, out_dir, "latency", "Latency percentiles vs message size", data,
                       "message size (bytes, log2)", "latency (µs, log)", note=note, log_y=True)
 
@@ -275,20 +348,204 @@ def cq_depth(series, out_dir):
     data = []
     for s in series:
         d = {}
-        for (op, mode, qps, size), ps in s.cq_axis.items():
-            if mode != "bw":
+        for k, ps in s.cq_axis.items():
+            if k.mode != "bw":
                 continue
             for p in ps:
                 v = _yv(p, "bytes_per_second", 8 / 1e9)
                 if v:
                     cq = p.params["cq"]
-                    d.setdefault((_op_col(op), (qps, f"{qps} QP" + ("s" if qps > 1 else ""))), {}).setdefault(
-                        (cq, f"CQ depth {cq}"), {})[size] = v
+                    d.setdefault((_op_col(k.op), (k.qps, k.srq, series_label(qps_label(k.qps), k.srq))), {}).setdefault(
+                        (cq, f"CQ depth {cq}"), {})[k.size] = v
         data.append(d)
     if not any(data):
         return []
     return line_chart(series, out_dir, "cq_depth", "Effect of CQ depth on bandwidth", data,
                       "message size (bytes, log2)", "bandwidth (Gb/s)", ratio=False)
+
+
+def cpu_cost(series, out_dir):
+    """Client CPU time per message (user + system, µs) vs message size: a panel per
+    op and mode, a line per QP count (SRQ and knob variants apart), so modes and
+    knobs (e.g. poll batch) can be compared on what they cost the host. A file of
+    a single message size at several QP counts is drawn against the QP count."""
+    rows = []  # (file index, key, variant, adjusted, (median, lo, hi))
+    for fi, s in enumerate(series):
+        for k, p, variant, adj in s.plotted():
+            r = sorted(x * 1e6 for x in p.ratio_samples("cpu_seconds", "messages"))
+            if r:
+                med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
+                rows.append((fi, k, variant, adj, (med, r[0], r[-1]) if len(r) > 1 else (med, None, None)))
+    if not rows:
+        return []
+    by_qps = len({k.size for _, k, *_ in rows}) == 1 and len({k.qps for _, k, *_ in rows}) > 1
+    data = [{} for _ in series]
+    for fi, k, variant, adj, (med, lo, hi) in rows:
+        mode = {"bw": (0, "bandwidth mode"), "lat": (1, "latency mode (per round trip)")}[k.mode]
+        if by_qps:
+            line, x = (k.size, k.srq, variant, series_label(f"{size_label(k.size)} B", k.srq, variant)), k.qps
+        else:
+            line, x = (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), k.size
+        data[fi].setdefault((mode, _op_col(k.op)), {}).setdefault(line, {})[x] = (med, lo, hi, adj)
+    note = "user + system CPU of the client process / messages"
+    knobs = _knob_note(series)
+    if by_qps:
+        return line_chart(series, out_dir, "cpu_cost", "Client CPU time per message vs QP count", data,
+                          "QPs (log2)", "CPU time per message (µs)", xfmt=lambda v: str(int(round(v))),
+                          note=note + (f"; {knobs}" if knobs else ""))
+    return line_chart(series, out_dir, "cpu_cost", "Client CPU time per message vs message size", data,
+                      "message size (bytes, log2)", "CPU time per message (µs)",
+                      note=note + (f"; {knobs}" if knobs else ""))
+
+
+def fairness(series, out_dir):
+    """Jain's fairness index of per-QP message counts, and the max/min ratio, vs QP
+    count: a line per (op, size, SRQ, knob variant) with at least two QP counts."""
+    lines = []  # (file index, key, label, {qps: (jain, ratio)})
+    for fi, s in enumerate(series):
+        by = {}
+        for k, p, variant, _adj in s.plotted():
+            if k.mode != "bw":
+                continue
+            j, r = s.rf.fairness(p)
+            if j is None:
+                continue
+            lk = (_op_col(k.op), k.size, k.srq, variant)
+            by.setdefault(lk, {})[k.qps] = (j, r)
+        for lk, pts in sorted(by.items()):
+            if len(pts) > 1:
+                op, size, srq, variant = lk
+                lines.append((fi, lk, series_label(f"{op[1]} {size_label(size)} B", srq, variant), pts))
+    if not lines:
+        return []
+    keys = sorted({(lk, label) for _fi, lk, label, _ in lines})
+    colour = {k: COLOURS[i % len(COLOURS)] for i, k in enumerate(keys)}
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.0), squeeze=False)
+    ax_j, ax_r = axes[0]
+    qps_all, starved, ratios = [], [], []
+    for fi, lk, label, pts in lines:
+        ls, mk = FILE_STYLES[fi % len(FILE_STYLES)]
+        xs = sorted(pts)
+        qps_all += xs
+        ax_j.plot(xs, [pts[x][0] for x in xs], linestyle=ls, marker=mk, markersize=4, color=colour[(lk, label)])
+        rx = [x for x in xs if pts[x][1] is not None]
+        starved += [f"{label} at {x} QPs" for x in xs if pts[x][1] is None]
+        ratios += [pts[x][1] for x in rx]
+        if rx:
+            ax_r.plot(rx, [pts[x][1] for x in rx], linestyle=ls, marker=mk, markersize=4,
+                      color=colour[(lk, label)])
+    for ax in (ax_j, ax_r):
+        _log2_axis(ax, qps_all, lambda v: str(int(round(v))))
+        ax.set_xlabel("QPs (log2)")
+    ax_j.set_ylim(0, 1.05)
+    ax_j.axhline(1.0, color="0.3", linewidth=0.8)
+    ax_j.set_ylabel("Jain's fairness index (1 = fair)")
+    ax_j.set_title("Jain's index of per-QP message counts")
+    ax_r.set_ylabel("max / min messages per QP")
+    ax_r.set_title("Busiest QP / least busy QP")
+    top = max(ratios) if ratios else 1.0
+    ax_r.set_ylim(0.95, max(1.1, top * 1.08))
+    ax_r.axhline(1.0, color="0.3", linewidth=0.8)
+    handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + _file_handles(series)
+    ax_r.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
+    note = []
+    if starved:
+        note.append("a QP completed nothing (ratio infinite, not drawn): " + ", ".join(starved[:4])
+                    + (" ..." if len(starved) > 4 else ""))
+    sweeps = [s.rf.context.get("sweep") for s in series]
+    if any(isinstance(sw, dict) and sw.get("duration") == 0 for sw in sweeps):
+        note.append("fixed-count runs (--iters) send the same number of messages on every QP; "
+                    "use --duration for fairness")
+    title = "Fairness across QPs vs QP count"
+    fig.suptitle(title + ("\n" + _wrap("; ".join(note), fig) if note else ""), fontsize=12)
+    fig.tight_layout()
+    return [Chart("fairness", title, _save(fig, out_dir, "fairness"), "; ".join(note))]
+
+
+def pick_qp_bar_points(series, regex, cap):
+    """(file index, point name) of the points matching regex that have per-QP
+    counts, in results order; (chosen, left out) with at most cap chosen."""
+    found = []
+    for fi, s in enumerate(series):
+        for name, p in s.rf.points.items():
+            if p.failed or not re.search(regex, name):
+                continue
+            counts, _ = s.rf.per_qp_messages(name)
+            if counts:
+                found.append((fi, name))
+    return found[:cap], found[cap:]
+
+
+def qp_bars(series, out_dir, picks):
+    """One chart per chosen point: messages completed by each QP (a bar per QP up
+    to 64 QPs; beyond, the counts sorted and their histogram), the min/max and
+    Jain index in the title; per-QP latency (min..max around the mean) for lat
+    points that have it."""
+    charts, used = [], set()
+    for fi, name in picks:
+        s = series[fi]
+        counts, how = s.rf.per_qp_messages(name)
+        lat = s.rf.per_qp_latency(name)
+        n = len(counts)
+        lo, hi, mean = min(counts), max(counts), sum(counts) / n
+        j = jain(counts)
+        ratio = f"{hi / lo:.3g}" if lo > 0 else "∞"
+        panels = 2 if (n > 64 or lat) else 1
+        fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels + 0.6, 3.9), squeeze=False)
+        ax = axes[0][0]
+        if n <= 64:
+            ax.bar(range(n), counts, width=0.8, color=COLOURS[0])
+            ax.set_xlabel("QP (index in creation order)")
+            ax.set_xlim(-0.8, n - 0.2)
+            if n <= 16:
+                ax.set_xticks(range(n))
+        else:
+            srt = sorted(counts, reverse=True)
+            ax.plot(range(1, n + 1), srt, color=COLOURS[0], linewidth=1.4)
+            ax.fill_between(range(1, n + 1), srt, color=COLOURS[0], alpha=0.2, linewidth=0)
+            ax.set_xlabel("QPs, busiest first (rank)")
+            ax.set_xlim(1, n)
+        ax.axhline(mean, color="0.3", linewidth=0.9, linestyle="--", label=f"mean {mean:.4g}")
+        ax.set_ylim(0, hi * 1.25 if hi > 0 else 1)
+        ax.set_ylabel("messages completed")
+        ax.set_title("messages per QP" + (f" ({how})" if how != "one run" else ""), fontsize=10)
+        ax.legend(loc="upper right", fontsize="small")
+        if panels == 2 and lat:
+            ax2 = axes[0][1]
+            mean_l = lat["mean"]
+            ok = [q for q in range(len(mean_l)) if mean_l[q] is not None]
+            if len(mean_l) <= 64:
+                ax2.errorbar(ok, [mean_l[q] for q in ok],
+                             yerr=[[mean_l[q] - (lat["min"][q] or mean_l[q]) for q in ok],
+                                   [(lat["max"][q] or mean_l[q]) - mean_l[q] for q in ok]],
+                             fmt="o", markersize=3, color=COLOURS[1], ecolor="0.6", capsize=2)
+                ax2.set_xlabel("QP (index in creation order)")
+                ax2.set_title("latency per QP: mean, min..max", fontsize=10)
+            else:
+                ax2.plot(range(1, len(ok) + 1), sorted((mean_l[q] for q in ok), reverse=True), color=COLOURS[1])
+                ax2.set_xlabel("QPs, slowest first (rank)")
+                ax2.set_title("mean latency per QP", fontsize=10)
+            ax2.set_ylabel("latency (µs)")
+        elif panels == 2:
+            ax2 = axes[0][1]
+            nb = min(40, max(5, len(set(counts))))
+            ax2.hist(counts, bins=nb, color=COLOURS[0], alpha=0.8)
+            ax2.set_xlabel("messages completed by a QP")
+            ax2.set_ylabel("QPs")
+            ax2.set_title("distribution over QPs", fontsize=10)
+        label = f" — {s.label}" if len(series) > 1 else ""
+        fig.suptitle(f"{name}{label}\n{n} QPs · min {lo:.6g} · max {hi:.6g} · max/min {ratio} · "
+                     f"Jain {j:.4f} (1 = fair)" if j is not None else f"{name}{label}\n{n} QPs · no messages",
+                     fontsize=11)
+        fig.tight_layout()
+        base = f"qp-bars-{_sanitize(name)}"
+        fname, i = base, 2
+        while fname in used:
+            fname, i = f"{base}-{i}", i + 1
+        used.add(fname)
+        title = f"Messages per QP: {name}{label}"
+        charts.append(Chart(fname, title, _save(fig, out_dir, fname)))
+    return charts
 
 
 def pick_hist_points(series, regex, cap):

@@ -6,6 +6,7 @@ import datetime
 import html
 import json
 import os
+import statistics
 
 CONTEXT_KEYS = [
     ("host_name", "host"), ("peer_host", "peer"), ("device", "device"), ("firmware", "firmware"),
@@ -57,17 +58,21 @@ def _context_table(s):
 
 
 def _points_table(s):
-    head = ["point", "runs", "Gb/s", "Mmsg/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "status"]
+    head = ["point", "runs", "Gb/s", "Mmsg/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "QP Jain",
+            "QP max/min", "CPU µs/msg", "setup s", "status"]
     out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for p in s.rf.points.values():
         if p.failed:
             out.append(f'<tr class="failed"><td>{esc(p.name)}</td><td class="num">0</td>'
-                       + '<td></td>' * 6 + f"<td>failed: {esc('; '.join(p.errors))}</td></tr>")
+                       + '<td></td>' * 10 + f"<td>failed: {esc('; '.join(p.errors))}</td></tr>")
             continue
         bw, mr = p.value("bytes_per_second"), p.value("items_per_second")
         cells = [bw * 8 / 1e9 if bw is not None else None, mr / 1e6 if mr is not None else None]
         lat = p.params and p.params["mode"] == "lat"
         cells += [p.value(m) if lat else None for m in ("lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us")]
+        jain, ratio = s.rf.fairness(p)
+        cpu = p.ratio_samples("cpu_seconds", "messages")
+        cells += [jain, ratio, statistics.median(cpu) * 1e6 if cpu else None, p.value("setup_seconds")]
         status = "ok" if not p.errors else f"{len(p.errors)} run(s) failed"
         out.append(f"<tr><td>{esc(p.name)}</td><td class=\"num\">{p.repetitions}</td>"
                    + "".join(f'<td class="num">{_fmt(c)}</td>' for c in cells) + f"<td>{esc(status)}</td></tr>")
@@ -87,6 +92,9 @@ def write(path, series, charts, notes):
         parts.append('<div class="warn"><b>Notes</b><ul>' + "".join(f"<li>{esc(n)}</li>" for n in notes)
                      + "</ul></div>")
     parts.append("<h2>Charts</h2>")
+    parts.append("<p>QP Jain: Jain's fairness index of the messages each QP completed (1 = all equal); "
+                 "CPU µs/msg: user + system CPU of the client per message; SRQ points end in "
+                 "<code>/srq</code> and are plotted as series of their own.</p>")
     for c in charts:
         with open(c.png, "rb") as f:
             b64 = base64.b64encode(f.read()).decode("ascii")

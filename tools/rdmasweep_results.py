@@ -49,9 +49,12 @@ GBENCH_METRICS = {
 _TIME_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
 
-# rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...]
-_NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)$")
+# rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
+# being on/off modes such as /srq (a shared receive queue).
+_NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)((?:/[a-z_]+)*)$")
 KNOB_NAMES = ("tx", "rx", "post", "signal", "inline", "poll")
+# A knob appears in a name only when it differs from rdmasweep's default (core/config.hpp LoopKnobs).
+KNOB_DEFAULTS = {"tx": 128, "rx": 512, "post": 1, "signal": 32, "inline": 0, "poll": 16}
 
 
 def parse_name(name):
@@ -63,8 +66,31 @@ def parse_name(name):
     for part in m.group(6).split("/")[1:]:
         k, v = part.split(":")
         knobs[k] = int(v)
+    flags = m.group(7).split("/")[1:]
+    # SRQ is an axis of its own; any other flag is a knob that is on (True) or off.
+    for f in flags:
+        if f != "srq":
+            knobs[f] = True
     return {"op": m.group(1), "mode": m.group(2), "qps": int(m.group(3)),
-            "size": int(m.group(4)), "cq": int(m.group(5)), "knobs": knobs}
+            "size": int(m.group(4)), "cq": int(m.group(5)), "knobs": knobs, "srq": "srq" in flags}
+
+
+def knob_diff(knobs, ref):
+    """The knobs (name -> value) whose value differs from ref's, as "tx:32 rx:16"
+    ("events" / "no events" for flags); a knob absent from a name has its default
+    value (off for a flag)."""
+    out = []
+    for k in sorted(set(knobs) | set(ref), key=lambda k: (KNOB_NAMES.index(k) if k in KNOB_NAMES else 99, k)):
+        a, b = knobs.get(k, KNOB_DEFAULTS.get(k, False)), ref.get(k, KNOB_DEFAULTS.get(k, False))
+        if a != b:
+            out.append(k if a is True else f"no {k}" if a is False else f"{k}:{a}")
+    return " ".join(out)
+
+
+def jain(counts):
+    """Jain's fairness index of non-negative counts (1 = all equal), None when all are 0."""
+    sq = sum(float(c) * c for c in counts)
+    return (sum(counts) ** 2) / (len(counts) * sq) if counts and sq > 0 else None
 
 
 def hist_path(path):
@@ -140,6 +166,15 @@ class Point:
         s = self.samples(metric)
         return (min(s), max(s)) if len(s) > 1 else None
 
+    def ratio_samples(self, num, den):
+        """num / den in every iteration run that has both (e.g. cpu_seconds / messages)."""
+        out = []
+        for e in self.runs or ([self.aggregates["median"]] if "median" in self.aggregates else []):
+            a, b = _number(e.get(num)), _number(e.get(den))
+            if a is not None and b:
+                out.append(a / b)
+        return out
+
 
 class ResultFile:
     def __init__(self, path, context, points, hist):
@@ -164,6 +199,58 @@ class ResultFile:
             return os.path.basename(self.path)
         ll = self.context.get("link_layer")
         return f"{dev} ({ll})" if ll else str(dev)
+
+    def per_qp_messages(self, name):
+        """Messages completed per QP of point NAME from the .hist.json: (counts, how),
+        counts being the per-QP median over the repetitions (the one run when there
+        is one), how describing that; (None, "") when the file has none."""
+        h = self.hist.get(name)
+        reps = h.get("per_qp_messages") if isinstance(h, dict) else None
+        if not isinstance(reps, list):
+            return None, ""
+        reps = [r for r in reps if isinstance(r, list) and r and all(_number(v) is not None for v in r)]
+        if not reps:
+            return None, ""
+        n = len(reps[0])
+        reps = [r for r in reps if len(r) == n]
+        if len(reps) == 1:
+            return [float(v) for v in reps[0]], "one run"
+        return [statistics.median(float(r[q]) for r in reps) for q in range(n)], \
+            f"per-QP median of {len(reps)} repetitions"
+
+    def per_qp_latency(self, name):
+        """Per-QP latency of a lat point, in µs: {"min": [...], "max": [...], "mean": [...]}
+        (per-QP median over the repetitions), or None."""
+        h = self.hist.get(name)
+        reps = h.get("per_qp_latency") if isinstance(h, dict) else None
+        if not isinstance(reps, list):
+            return None
+        out = {}
+        for key in ("min", "max", "mean"):
+            rows = [r.get(f"{key}_ns") for r in reps if isinstance(r, dict)]
+            rows = [r for r in rows if isinstance(r, list) and r]
+            if not rows or any(len(r) != len(rows[0]) for r in rows):
+                return None
+            vals = []
+            for q in range(len(rows[0])):
+                col = [_number(r[q]) for r in rows]
+                col = [v for v in col if v is not None]
+                vals.append(statistics.median(col) / 1e3 if col else None)
+            out[key] = vals
+        return out
+
+    def fairness(self, p):
+        """(Jain index, max/min ratio) of point p: the median of its counters, else
+        computed from the per-QP counts in the .hist.json; None where unknown
+        (the ratio is infinite when some QP completed nothing)."""
+        j, r = p.value("qp_jain_index"), p.value("qp_max_min_ratio")
+        if j is None:
+            counts, _ = self.per_qp_messages(p.name)
+            if counts:
+                j = jain(counts)
+                if r is None and min(counts) > 0:
+                    r = max(counts) / min(counts)
+        return j, r
 
     def failed_points(self):
         return [p for p in self.points.values() if p.failed]

@@ -50,6 +50,15 @@ class TempDirCase(unittest.TestCase):
                 shutil.copyfileobj(f, g)
         return out
 
+    def unpack_qp_scaling(self):
+        """A real QP-scaling sweep on Soft-RoCE (SEND bw, 64 B, 1-1024 QPs x4, with and
+        without SRQ, 1 s per point, --cq-policy cap shrank rx_depth at 256 and 1024 QPs)."""
+        out = self.path("qps.json")
+        for src, dst in (("qp-scaling.json.gz", out), ("qp-scaling.hist.json.gz", self.path("qps.hist.json"))):
+            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return out
+
     def copy_demo(self, name="demo"):
         """demo.json (real, quick.json on Soft-RoCE) and its .hist.json under NAME."""
         for ext in (".json", ".hist.json"):
