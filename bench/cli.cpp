@@ -94,6 +94,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("cq-policy", po::value<std::string>()->default_value("error"),
      "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or cap (halve "
      "the queue depths until it fits, shown in the point's name)")
+    ("clock", po::value(&c.clock)->default_value("auto"),
+     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc when "
+     "the CPU says it is invariant)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;

@@ -32,6 +32,7 @@ struct ClientOptions : Common {
   std::string out;  // results file; the histogram file goes beside it
   bool progress = true;
   bool cap_to_cq = false;  // --cq-policy cap
+  std::string clock = "auto";  // latency timestamps: auto, tsc, system
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
 };
 

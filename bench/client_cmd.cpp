@@ -11,6 +11,7 @@
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/reporter.hpp"
+#include "core/clock.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"
 
@@ -81,6 +82,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"sweep_file", o.config_file},
           {"sweep", sweep},
           {"points", points},
+          {"clock", ticks::source_name()},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
@@ -110,6 +112,11 @@ int client_main(int argc, char** argv) {
     return kOk;
   }
   std::vector<TestConfig> points = expand(o.spec);  // ConfigError: nothing created yet
+  try {
+    ticks::init(ticks::parse(o.clock));
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
   check_writable(o.out);
   LocalFabric fabric = LocalFabric::open(o.fabric);
   if (o.cap_to_cq) cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's");

@@ -3,6 +3,7 @@
 // region for the ping's tag (as perftest does). READ: the READ's own completion.
 #include <algorithm>
 
+#include "core/clock.hpp"
 #include "core/loop_common.hpp"
 
 namespace rdmasweep {
@@ -31,7 +32,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   SendWrs wrs = make_send_wrs(r, 1, write_with_imm(r.cfg) ? IBV_WR_RDMA_WRITE_WITH_IMM : opcode_of(op),
                               r.use_inline ? IBV_SEND_INLINE : 0);
   std::vector<SendQueue>& sq = r.sq;
-  std::vector<Clock::time_point> t0(nqp);
+  std::vector<uint64_t> t0(nqp);  // ticks::now() of each QP's ping in flight
   std::vector<uint64_t> count(nqp, 0);
   std::vector<char> in_flight(nqp, 0), pending(nqp, 0);
   std::vector<ibv_qp*> qp(nqp);
@@ -67,24 +68,24 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
       measure_start = Clock::now();
       deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
     }
-    t0[q] = Clock::now();
+    t0[q] = ticks::now();
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(qp[q], w, &bad)) fail_post(rc, "ibv_post_send", q);
     ++s.posted;
     in_flight[q] = 1;
   };
   auto complete = [&](uint32_t q) {
-    Clock::time_point now = Clock::now();
+    uint64_t end = ticks::now();
     in_flight[q] = 0;
     if (count[q] >= warmup) {
-      uint64_t ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t0[q]).count()) / divisor;
+      uint64_t ns = ticks::to_ns(end - t0[q]) / divisor;
       st.hist.record(ns);
       st.qp_min_ns[q] = std::min(st.qp_min_ns[q], ns);
       st.qp_max_ns[q] = std::max(st.qp_max_ns[q], ns);
       st.qp_sum_ns[q] += ns;
     }
     ++count[q];
-    if (count[q] < total && !(timed && measuring && now >= deadline))
+    if (count[q] < total && !(timed && measuring && Clock::now() >= deadline))
       post_ping(q);
     else
       --unfinished;
