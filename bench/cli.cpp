@@ -46,6 +46,18 @@ static po::variables_map run_parser(int argc, char** argv, const po::options_des
   return vm;
 }
 
+// Parses options plus one positional HOST into *host.
+static po::variables_map run_parser_with_host(int argc, char** argv, const po::options_description& all,
+                                              std::string* host) {
+  po::positional_options_description pos;
+  pos.add("host", 1);
+  po::options_description hidden;
+  hidden.add_options()("host", po::value(host));
+  po::options_description parse_set;
+  parse_set.add(all).add(hidden);
+  return run_parser(argc, argv, parse_set, &pos);
+}
+
 static std::string help_of(const char* usage, const po::options_description& all) {
   std::ostringstream s;
   s << usage << "\n" << all;
@@ -101,13 +113,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("help,h", "this help");
   po::options_description all;
   all.add(fabric).add(work).add(out);
-  po::positional_options_description pos;
-  pos.add("host", 1);
-  po::options_description hidden;
-  hidden.add_options()("host", po::value(&c.host));
-  po::options_description parse_set;
-  parse_set.add(all).add(hidden);
-  po::variables_map vm = run_parser(static_cast<int>(mine.size()), mine.data(), parse_set, &pos);
+  po::variables_map vm = run_parser_with_host(static_cast<int>(mine.size()), mine.data(), all, &c.host);
   if (vm.count("help")) {
     c.help = true;
     *help_text = help_of("usage: rdmasweep client HOST [options] [--benchmark_filter=REGEX ...]", all);
@@ -178,13 +184,7 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
     ("qps,q", ax("qps"), "planned QP counts")
     ("size,s", ax("size"), "planned message sizes")
     ("help,h", "this help");
-  po::positional_options_description pos;
-  pos.add("host", 1);
-  po::options_description hidden;
-  hidden.add_options()("host", po::value(&d.host));
-  po::options_description parse_set;
-  parse_set.add(all).add(hidden);
-  po::variables_map vm = run_parser(argc, argv, parse_set, &pos);
+  po::variables_map vm = run_parser_with_host(argc, argv, all, &d.host);
   if (vm.count("help")) {
     d.help = true;
     *help_text = help_of("usage: rdmasweep doctor [HOST] [options]\nChecks what breaks RDMA runs and says how to fix each; "

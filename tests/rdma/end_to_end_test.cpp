@@ -25,13 +25,6 @@ using namespace std::chrono_literals;
 
 static const std::string kBin = RDMASWEEP_BIN;
 
-static bool have_device() {
-  try {
-    return !verbs::list_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 #define REQUIRE_DEVICE()                                                                         \
   do {                                                                                           \

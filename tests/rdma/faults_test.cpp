@@ -22,13 +22,6 @@ using namespace std::chrono_literals;
 
 static const std::string kBin = RDMASWEEP_BIN;
 
-static bool have_device() {
-  try {
-    return !verbs::list_devices().empty();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 static json load(const std::string& path) {
   std::ifstream in(path);

@@ -1,5 +1,7 @@
 #include "tests/rdma/process.hpp"
 
+#include "core/verbs/device.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -23,6 +25,14 @@ static std::string temp_path(const char* tag) {
   int fd = mkstemp(tmpl);
   close(fd);
   return tmpl;
+}
+
+bool have_device() {
+  try {
+    return !verbs::list_devices().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 std::string read_file(const std::string& path) {

@@ -41,6 +41,9 @@ Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds time
 
 std::string read_file(const std::string& path);
 
+// True when this host has an RDMA device the tests can use.
+bool have_device();
+
 // Connects to 127.0.0.1:port, sends `bytes`, then waits up to `wait` for the peer to
 // close the connection. True when it did (the server dropped us).
 bool send_raw_and_wait_close(const std::string& port, const std::string& bytes, std::chrono::milliseconds wait);
