@@ -14,5 +14,6 @@ int client_main(int argc, char** argv);
 int server_main(int argc, char** argv);
 int devices_main(int argc, char** argv);
 int doctor_main(int argc, char** argv);
+int mesh_main(int argc, char** argv);  // started by mpirun
 
 }  // namespace rdmasweep

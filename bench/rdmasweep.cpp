@@ -25,6 +25,7 @@ static const char* kUsageText =
     "  client   run a test or a sweep against a server (run on the other host)\n"
     "  devices  list RDMA devices, ports and GIDs\n"
     "  doctor   check what would break a run, and how to fix it\n"
+    "  mesh     many nodes at once, started by mpirun (pairs, incast, all-to-all)\n"
     "Run `rdmasweep <command> --help` for its options.\n";
 
 int main(int argc, char** argv) {
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     if (cmd == "server") return server_main(argc - 1, argv + 1);
     if (cmd == "devices") return devices_main(argc - 1, argv + 1);
     if (cmd == "doctor") return doctor_main(argc - 1, argv + 1);
+    if (cmd == "mesh") return mesh_main(argc - 1, argv + 1);
     if (cmd == "--version" || cmd == "version") {
       std::printf("rdmasweep %s (%s)\n", RDMASWEEP_VERSION, RDMASWEEP_GIT_REV);
       return kOk;
