@@ -1,0 +1,236 @@
+// `rdmasweep mesh` under a real mpirun: 3 ranks on one RDMA device (Soft-RoCE in
+// tools/rxe-lab), each pattern on a small sweep, and the results file checked flow by
+// flow. Skipped when mpirun, a device or an MPI build is missing, unless
+// RDMASWEEP_REQUIRE_DEVICE is set (then those fail).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/rdma/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kBin = RDMASWEEP_BIN;
+constexpr int kRanks = 3;
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+// What is missing for these tests, or "".
+std::string missing() {
+  if (find_in_path("mpirun").empty()) return "no mpirun (apt-get install openmpi-bin libopenmpi-dev)";
+  if (!have_device()) return "no RDMA device: run these inside tools/rxe-lab";
+  Outcome o = run({kBin, "mesh"}, 30s);
+  if (o.err.find("built without MPI") != std::string::npos) return "rdmasweep was built without MPI";
+  return "";
+}
+
+#define REQUIRE_MESH()                                                          \
+  do {                                                                          \
+    std::string why = missing();                                                \
+    if (!why.empty()) {                                                         \
+      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << why << ", but the RDMA tests are required"; \
+      GTEST_SKIP() << why;                                                      \
+    }                                                                           \
+  } while (0)
+
+// mpirun kept off the RDMA device (ob1 over shared memory and TCP), allowed to run
+// as root (the lab VM) and more ranks than cores.
+std::vector<std::string> mpirun(int ranks) {
+  std::vector<std::string> a{find_in_path("mpirun")};
+  if (getuid() == 0) a.push_back("--allow-run-as-root");
+  for (const std::string& s : {std::string("--oversubscribe"), std::string("-np"), std::to_string(ranks)}) a.push_back(s);
+  for (const char* s : {"--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "btl_vader_single_copy_mechanism", "none"})
+    a.push_back(s);
+  a.push_back(kBin);
+  a.push_back("mesh");
+  return a;
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/rdmasweep-mesh-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+json load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
+
+// Runs one pattern on the small sweep and checks every flow of every point.
+void check_pattern(const std::string& pattern) {
+  const std::string out = temp_dir() + "/mesh.json";
+  const uint64_t iters = 100, size = 4096;
+  std::vector<std::string> argv = mpirun(kRanks);
+  for (const char* a : {"--pattern", pattern.c_str(), "--op", "write,send", "-q", "1,2", "-s", "4096", "-n", "100",
+                               "--warmup", "10", "--out", out.c_str()})
+    argv.push_back(a);
+  Outcome o = run(argv, 600s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json doc = load(out);
+  ASSERT_TRUE(doc.is_object()) << "no valid results file; " << both(o);
+  const json& ctx = doc["context"];
+  EXPECT_EQ(ctx["schema_version"], 1);
+  EXPECT_EQ(ctx["tool"], "rdmasweep");
+  EXPECT_EQ(ctx["pattern"], pattern);
+  EXPECT_EQ(ctx["ranks"], kRanks);
+  EXPECT_EQ(ctx["incomplete"], false);
+  EXPECT_TRUE(ctx.contains("git_revision"));
+  ASSERT_EQ(ctx["rank_info"].size(), static_cast<size_t>(kRanks));
+  for (const json& r : ctx["rank_info"]) {
+    EXPECT_FALSE(r.value("host", "").empty()) << r.dump();
+    EXPECT_FALSE(r.value("device", "").empty()) << r.dump();
+  }
+
+  // Expected flows per point.
+  std::set<std::pair<int, int>> flows;
+  for (int i = 0; i < kRanks; ++i)
+    for (int j = 0; j < kRanks; ++j)
+      if (i != j && (pattern != "incast" || j == 0)) flows.insert({i, j});
+  const bool totals = pattern != "pairs";
+
+  std::map<std::string, std::set<std::pair<int, int>>> seen;  // point -> flows
+  std::map<std::string, double> flow_rate_sum, total_rate;
+  const std::regex name_re("^mesh/" + pattern + "/((send|write)/bw/qps:([0-9]+)/size:4096/cq:[0-9]+)/(src:([0-9]+)/dst:([0-9]+)|total)$");
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    std::string name = b["name"];
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(name, m, name_re));
+    const std::string point = m[1];
+    const uint64_t qps = std::stoull(m[3]);
+    EXPECT_EQ(b["run_type"], "iteration");
+    EXPECT_EQ(b["iterations"], 1);
+    EXPECT_EQ(b["time_unit"], "ms");
+    EXPECT_GT(b["real_time"].get<double>(), 0);
+    EXPECT_GT(b["bytes_per_second"].get<double>(), 0);
+    EXPECT_GT(b["items_per_second"].get<double>(), 0);
+    const double messages = b["messages"], bytes = b["bytes"];
+    EXPECT_EQ(bytes, messages * static_cast<double>(size));
+    if (m[4] == "total") {
+      EXPECT_EQ(messages, static_cast<double>(flows.size() * qps * iters));
+      total_rate[point] = b["bytes_per_second"];
+      continue;
+    }
+    const int src = std::stoi(m[5]), dst = std::stoi(m[6]);
+    EXPECT_EQ(b["src_rank"], src);
+    EXPECT_EQ(b["dst_rank"], dst);
+    EXPECT_FALSE(b.value("src_host", "").empty());
+    EXPECT_FALSE(b.value("dst_host", "").empty());
+    EXPECT_EQ(messages, static_cast<double>(qps * iters));
+    EXPECT_EQ(b["qp_messages_min"].get<double>(), static_cast<double>(iters));
+    EXPECT_EQ(b["qp_messages_max"].get<double>(), static_cast<double>(iters));
+    EXPECT_TRUE(seen[point].insert({src, dst}).second) << "flow reported twice";
+    flow_rate_sum[point] += b["bytes_per_second"].get<double>();
+  }
+  // 2 ops x 2 QP counts, every flow of each.
+  ASSERT_EQ(seen.size(), 4u) << both(o);
+  for (const auto& [point, got] : seen) {
+    EXPECT_EQ(got, flows) << point;
+    if (totals) {
+      ASSERT_TRUE(total_rate.count(point)) << point << ": no total entry";
+      EXPECT_NEAR(total_rate[point], flow_rate_sum[point], flow_rate_sum[point] * 1e-9) << point;
+    }
+  }
+  if (!totals) {
+    EXPECT_TRUE(total_rate.empty());
+  }
+  // The table on stdout names every flow.
+  EXPECT_NE(o.out.find("1->0"), std::string::npos) << o.out;
+}
+
+}  // namespace
+
+TEST(Mesh, PairsEveryOrderedPair) {
+  REQUIRE_MESH();
+  check_pattern("pairs");
+}
+
+TEST(Mesh, IncastAllToRankZero) {
+  REQUIRE_MESH();
+  check_pattern("incast");
+}
+
+TEST(Mesh, AllToAll) {
+  REQUIRE_MESH();
+  check_pattern("all-to-all");
+}
+
+TEST(Mesh, LatencyPairs) {
+  REQUIRE_MESH();
+  const std::string out = temp_dir() + "/lat.json";
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "--mode", "lat", "--op", "send,write,read", "-s", "64", "-n", "50", "--warmup",
+                        "5", "--out"})
+    argv.push_back(a);
+  argv.push_back(out);
+  Outcome o = run(argv, 300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json doc = load(out);
+  ASSERT_TRUE(doc.is_object()) << both(o);
+  ASSERT_EQ(doc["benchmarks"].size(), 6u);  // 3 ops x 2 ordered pairs
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false));
+    EXPECT_EQ(b["messages"].get<double>(), 50);
+    double prev = 0;
+    for (const char* k : {"lat_min_us", "lat_p50_us", "lat_p99_us", "lat_max_us"}) {
+      EXPECT_GT(b[k].get<double>(), 0) << k;
+      EXPECT_GE(b[k].get<double>(), prev) << k;
+      prev = b[k];
+    }
+  }
+}
+
+// Bad input: one line from rank 0, a non-zero exit, no traffic.
+TEST(Mesh, LatencyOnlyWithPairs) {
+  REQUIRE_MESH();
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "incast", "--mode", "lat", "--out", "/tmp/rdmasweep-mesh-unused.json"}) argv.push_back(a);
+  Outcome o = run(argv, 120s);
+  EXPECT_EQ(o.code, 2) << both(o);
+  EXPECT_NE(o.err.find("rdmasweep mesh: --mode lat runs with --pattern pairs only"), std::string::npos) << both(o);
+}
+
+TEST(Mesh, DeviceLimitFailsCleanly) {
+  REQUIRE_MESH();
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "-q", "100000", "--out", "/tmp/rdmasweep-mesh-unused.json"}) argv.push_back(a);
+  Outcome o = run(argv, 120s);
+  EXPECT_NE(o.code, 0) << both(o);
+  EXPECT_NE(o.err.find("rdmasweep mesh: rank 0"), std::string::npos) << both(o);
+}
+
+TEST(Mesh, NeedsTwoRanks) {
+  REQUIRE_MESH();
+  Outcome o = run(mpirun(1), 120s);
+  EXPECT_EQ(o.code, 2) << both(o);
+  EXPECT_NE(o.err.find("needs at least 2 ranks"), std::string::npos) << both(o);
+}
+
+}  // namespace rdmasweep::test
