@@ -863,8 +863,8 @@ int run_mesh(const World& w, int argc, char** argv) {
   if (w.rank == 0) {
     std::string reason = g_interrupted || !go_on ? "interrupted" : "";
     run.report->write(true, reason);
-    std::fprintf(stderr, "rdmasweep mesh: %zu entr(ies) failed; results: %s, histograms: %s\n", run.report->failed(),
-                 o.out.c_str(), run.report->hist_path().c_str());
+    std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", run.report->failed(),
+                 run.report->doc()["benchmarks"].size(), o.out.c_str(), run.report->hist_path().c_str());
     if (!run.report->write_error().empty()) {
       std::fprintf(stderr, "rdmasweep mesh: could not write the results (%s); printing them to stdout instead\n",
                    run.report->write_error().c_str());
