@@ -107,8 +107,8 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
      "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or cap (halve "
      "the queue depths until it fits, shown in the point's name)")
     ("clock", po::value(&c.clock)->default_value("auto"),
-     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc when "
-     "the CPU says it is invariant)")
+     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
+     "where the CPU has one)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;

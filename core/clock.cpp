@@ -1,7 +1,6 @@
 #include "core/clock.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -12,15 +11,6 @@ bool use_tsc = false;
 double ns_per_tick = 1.0;
 }  // namespace detail
 
-static bool tsc_invariant() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
-  return false;
-}
-
 static uint64_t mono_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -29,7 +19,7 @@ static uint64_t mono_ns() {
 
 void init(Source requested) {
 #ifdef RDMASWEEP_HAVE_TSC
-  detail::use_tsc = requested == Source::Tsc || (requested == Source::Auto && tsc_invariant());
+  detail::use_tsc = requested != Source::System;
   if (!detail::use_tsc) return;
   uint64_t t0 = mono_ns(), c0 = __rdtsc();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
