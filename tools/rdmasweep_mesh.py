@@ -1,0 +1,53 @@
+"""Rank x rank heatmaps for tools/plot from `rdmasweep mesh` results: one chart per
+sweep point, a cell per (source, destination) flow coloured by its Gb/s, so a slow
+link stands out in a `pairs` run."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from rdmasweep_charts import Chart, _sanitize, _save  # noqa: E402
+
+
+def is_mesh(doc):
+    ctx = doc.get("context", {}) if isinstance(doc, dict) else {}
+    return isinstance(ctx, dict) and "pattern" in ctx and "ranks" in ctx
+
+
+def heatmaps(doc, out_dir):
+    """Writes mesh-<point>.png/.svg for every point with flows; returns the Charts."""
+    ctx = doc["context"]
+    ranks = int(ctx["ranks"])
+    hosts = [ri.get("host") if isinstance(ri, dict) else None for ri in ctx.get("rank_info") or []]
+    flows = {}
+    for b in doc.get("benchmarks", []):
+        src, dst = b.get("src_rank", -1), b.get("dst_rank", -1)
+        if b.get("error_occurred") or not (0 <= src < ranks and 0 <= dst < ranks):
+            continue
+        bps = b.get("bytes_per_second")
+        if isinstance(bps, (int, float)):
+            flows.setdefault(b.get("point") or b.get("run_name", b["name"]), {})[(src, dst)] = bps * 8 / 1e9
+    charts = []
+    for point, cells in flows.items():
+        m = [[math.nan] * ranks for _ in range(ranks)]
+        for (s, d), v in cells.items():
+            m[s][d] = v
+        fig, ax = plt.subplots(figsize=(2.2 + 1.1 * ranks, 1.6 + 1.0 * ranks))
+        im = ax.imshow(m, cmap="viridis")
+        fig.colorbar(im, ax=ax, label="Gb/s (payload)")
+        top = max(cells.values())
+        for (s, d), v in cells.items():
+            ax.text(d, s, f"{v:.3g}", ha="center", va="center", fontsize=9,
+                    color="black" if v > 0.6 * top else "white")
+        labels = [f"{r}" + (f"\n{hosts[r]}" if r < len(hosts) and isinstance(hosts[r], str) else "") for r in range(ranks)]
+        ax.set_xticks(range(ranks), labels)
+        ax.set_yticks(range(ranks), labels)
+        ax.grid(False)
+        ax.set_xlabel("destination rank")
+        ax.set_ylabel("source rank")
+        title = f"{ctx['pattern']}: {point}"
+        ax.set_title(title, fontsize=10)
+        charts.append(Chart("mesh-" + _sanitize(point), title, _save(fig, out_dir, "mesh-" + _sanitize(point))))
+    return charts
