@@ -149,10 +149,19 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
                             "); run the mesh again to repeat it");
     for (uint64_t s : m.spec.srq)
       if (s != 0) throw cli::UsageError("srq: not supported by mesh");
-    if (m.pattern != Pattern::Pairs)
+    if (m.pattern != Pattern::Pairs) {
+      // Latency is a property of one link: it is measured by pairs. A sweep that also
+      // has bandwidth points (configs/quick.json) runs those and says what it left out.
+      std::vector<std::string> modes;
       for (const std::string& mode : m.spec.mode)
-        if (mode == "lat")
-          throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
+        if (mode != "lat") modes.push_back(mode);
+      if (modes.empty())
+        throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
+      if (modes.size() != m.spec.mode.size())
+        std::fprintf(stderr, "rdmasweep mesh: latency points skipped: --pattern %s measures bandwidth (latency runs with pairs)\n",
+                     to_string(m.pattern));
+      m.spec.mode = modes;
+    }
   }
   if (m.out.empty()) m.out = cli::default_out_path();
   return m;
