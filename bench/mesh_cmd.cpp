@@ -331,15 +331,8 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
     double cpu0 = thread_cpu_seconds();
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
     out.cpu_seconds = thread_cpu_seconds() - cpu0;
-    out.seconds = st.seconds;
-    out.per_qp = st.per_qp;
-    out.latency = true;
-    out.hist = std::move(st.hist);
-    out.qp_lat_min_ns = st.qp_min_ns;
-    out.qp_lat_max_ns = st.qp_max_ns;
-    for (uint32_t q = 0; q < w.qps; ++q)
-      out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
     for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] = st.per_qp[q] + w.warmup;
+    take_latency(out, std::move(st));
     fe.hist = histogram_json(out.hist);
   }
   out.messages = 0;

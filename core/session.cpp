@@ -59,6 +59,18 @@ control::Hello LocalFabric::hello() const {
   return h;
 }
 
+void take_latency(PointResult& out, LatStats&& st) {
+  out.seconds = st.seconds;
+  out.per_qp = st.per_qp;
+  out.latency = true;
+  out.hist = std::move(st.hist);
+  out.qp_lat_min_ns = std::move(st.qp_min_ns);
+  out.qp_lat_max_ns = std::move(st.qp_max_ns);
+  out.qp_lat_mean_ns.clear();
+  for (size_t q = 0; q < st.per_qp.size(); ++q)
+    out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
+}
+
 // ---- client ----
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
@@ -132,15 +144,8 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
     double cpu0 = cpu_now();
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
     out.cpu_seconds = cpu_now() - cpu0;
-    out.seconds = st.seconds;
-    out.per_qp = st.per_qp;
-    out.latency = true;
-    out.hist = std::move(st.hist);
-    out.qp_lat_min_ns = st.qp_min_ns;
-    out.qp_lat_max_ns = st.qp_max_ns;
-    for (uint32_t q = 0; q < w.qps; ++q)
-      out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
+    take_latency(out, std::move(st));
   }
   out.messages = 0;
   for (uint64_t v : out.per_qp) out.messages += v;

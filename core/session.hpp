@@ -31,6 +31,9 @@ struct SessionOptions {
   std::function<void(const std::string&)> verbose;
 };
 
+// Moves a latency loop's figures (histogram, per-QP min/mean/max) into a result.
+void take_latency(PointResult& out, LatStats&& st);
+
 class ClientSession {
  public:
   ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt);
