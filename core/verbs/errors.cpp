@@ -36,8 +36,10 @@ static const char* status_hint(ibv_wc_status s) {
       return "the receiver had no receive posted: raise --rx-depth";
     case IBV_WC_REM_ACCESS_ERR:
       return "the peer's memory region does not allow this access or the address/rkey is wrong";
-    case IBV_WC_LOC_LEN_ERR:
     case IBV_WC_REM_INV_REQ_ERR:
+      return "the peer rejected the request: its QP or memory region does not allow this access (remote access "
+             "flags), or the message is larger than its receive buffer or max message size";
+    case IBV_WC_LOC_LEN_ERR:
       return "message larger than the receive buffer or the port's max message size";
     case IBV_WC_WR_FLUSH_ERR:
       return "the QP went to the error state after an earlier failure";

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/connection.hpp"
+#include "core/loop.hpp"
 #include "core/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/rdma/process.hpp"
@@ -353,6 +354,67 @@ TEST_F(EndToEnd, UnreachableServer) {
   // A port nobody listens on: refused connections are retried until --timeout.
   Outcome o = run({kBin, "client", "127.0.0.1", "--port", "1", "--timeout", "2", "--out", dir_ + "/x.json"}, 60s);
   expect_clear_failure(o, "cannot reach rdmasweep server at 127.0.0.1:1");
+}
+
+}  // namespace rdmasweep::test
+
+namespace rdmasweep::test {
+
+// Completion errors, provoked in one process on one device: the message names the QP,
+// what was posted, the status and a hint; a receiver that never posts receives is
+// reported after the idle timeout instead of hanging (RNR retries are infinite).
+class CompletionErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_device()) {
+      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required";
+      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";
+    }
+  }
+  // An initiator for `op` connected to a target made for `target_op` (so with only
+  // that operation's remote access and receives).
+  std::string run_against(Op op, Op target_op) {
+    verbs::Device dev = verbs::Device::open("", 1);
+    GidEntry gid = select_gid(dev, -1);
+    TestConfig ic, tc;
+    ic.work.op = op;
+    tc.work.op = target_op;
+    ic.work.size = tc.work.size = 64;
+    TestResources init(dev, gid, ic, Role::Initiator);
+    TestResources target(dev, gid, tc, Role::Target);
+    init.connect(target.local_endpoint());
+    target.connect(init.local_endpoint());
+    RunControl ctl;
+    ctl.idle_timeout = std::chrono::milliseconds(1500);
+    try {
+      run_bw_initiator(init, 50, 0, ctl);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(CompletionErrors, RemoteAccessNamesQpOperationStatusAndHint) {
+  // The target of a SEND test registers its buffer with no remote access at all.
+  std::string e = run_against(Op::Write, Op::Send);
+  EXPECT_NE(e.find("QP 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("RDMA_WRITE"), std::string::npos) << e;
+  // Devices report this as remote access or remote invalid request; the hint names access.
+  EXPECT_TRUE(e.find("remote access error") != std::string::npos || e.find("remote invalid request") != std::string::npos)
+      << e;
+  EXPECT_NE(e.find("does not allow this access"), std::string::npos) << e;
+}
+
+TEST_F(CompletionErrors, ReceiverWithoutReceivesIsReportedNotAHang) {
+  // The target of a WRITE test posts no receives: every SEND meets receiver-not-ready.
+  auto t0 = std::chrono::steady_clock::now();
+  std::string e = run_against(Op::Send, Op::Write);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  EXPECT_FALSE(e.empty());
+  EXPECT_TRUE(e.find("no completion for") != std::string::npos || e.find("RNR") != std::string::npos ||
+              e.find("receive") != std::string::npos)
+      << e;
 }
 
 }  // namespace rdmasweep::test
