@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -206,5 +209,48 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"UnwritableOutput", {"--out", "/nonexistent-dir/r.json"}, 1, "cannot write results"},
         BadInput{"TimeoutOutOfRange", {"--timeout", "0"}, 2, "--timeout"}),
     [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.name); });
+
+}  // namespace rdmasweep::test
+
+namespace rdmasweep::test {
+
+// A disk that fills mid-sweep: every point still runs, the write error is reported
+// once, and at the end the results go to stdout instead of being lost.
+TEST_F(Faults, DiskFullMidSweepKeepsResultsInMemory) {
+  std::string small = dir_ + "/small";
+  mkdir(small.c_str(), 0755);
+  if (std::system(("mount -t tmpfs -o size=24k tmpfs " + small + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "needs root to mount a small tmpfs";
+  Outcome o = run(client_argv({"--op", "write", "--mode", "bw,lat", "-q", "1:8:+1", "-s", "64", "-n", "20", "--warmup", "2",
+                               "--out", small + "/r.json"}),
+                  300s);
+  std::system(("umount " + small).c_str());
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_NE(o.err.find("No space left on device"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("printing them to stdout"), std::string::npos) << o.err;
+  size_t start = o.out.find("\n{\n");
+  ASSERT_NE(start, std::string::npos) << o.out;
+  json r = json::parse(o.out.substr(start + 1), nullptr, false);
+  ASSERT_TRUE(r.is_object()) << "stdout does not end with the results JSON";
+  EXPECT_EQ(r["benchmarks"].size(), 16u);  // every point, none lost
+}
+
+// rdmasweep doctor: what would break a run, each with its fix, and the exit code.
+TEST_F(Faults, DoctorReportsEachProblemWithAFix) {
+  Outcome fine = run({kBin, "doctor", "127.0.0.1", "--port", port_, "-c", RDMASWEEP_SOURCE_DIR "/configs/quick.json"}, 60s);
+  EXPECT_EQ(fine.code, 0) << fine.out << fine.err;
+  EXPECT_NE(fine.out.find("[ ok ] server"), std::string::npos) << fine.out;
+  EXPECT_EQ(fine.out.find("[FAIL]"), std::string::npos) << fine.out;
+
+  Outcome bad = run({kBin, "doctor", "127.0.0.1", "--port", "1", "--timeout", "2", "-q", "64", "--mode", "lat", "-s", "1m"}, 60s);
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("cannot reach rdmasweep server"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("max_cqe"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("fix: start `rdmasweep server` there"), std::string::npos) << bad.out;
+
+  Outcome gid = run({kBin, "doctor", "-x", "250"}, 60s);
+  EXPECT_EQ(gid.code, 1) << gid.out;
+  EXPECT_NE(gid.out.find("GID index 250 does not exist"), std::string::npos) << gid.out;
+}
 
 }  // namespace rdmasweep::test
