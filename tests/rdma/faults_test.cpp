@@ -235,6 +235,17 @@ TEST_F(Faults, DiskFullMidSweepKeepsResultsInMemory) {
   EXPECT_EQ(r["benchmarks"].size(), 16u);  // every point, none lost
 }
 
+// A message larger than the port's max_msg_sz (8 MiB on rxe), where that is below the
+// tool's own 1 GiB limit.
+TEST_F(Faults, SizeOverThePortsMaxMessage) {
+  uint64_t max = verbs::Device::open("", 1).port_attr().max_msg_sz;
+  if (max == 0 || max >= (1u << 30)) GTEST_SKIP() << "the port takes messages up to the tool's own limit";
+  Outcome o = run(client_argv({"--op", "write", "-s", std::to_string(2 * max), "--out", dir_ + "/x.json"}), 60s);
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_NE(o.err.find("max_msg_sz"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
 // rdmasweep doctor: what would break a run, each with its fix, and the exit code.
 TEST_F(Faults, DoctorReportsEachProblemWithAFix) {
   Outcome fine = run({kBin, "doctor", "127.0.0.1", "--port", port_, "-c", RDMASWEEP_SOURCE_DIR "/configs/quick.json"}, 60s);
