@@ -47,8 +47,12 @@ void validate(const TestConfig& c) {
   require(w.duration > 0 || w.iters >= 1, "iters: at least 1 measured iteration is needed (or set a duration)");
   require(w.iters <= (1ull << 40), "iters: " + std::to_string(w.iters) + " is too large");
   require(w.warmup <= (1ull << 32), "warmup: " + std::to_string(w.warmup) + " is too large");
-  require(k.tx_depth >= 1 && k.tx_depth <= 65536, "tx_depth: " + std::to_string(k.tx_depth) + " is out of range 1..65536");
-  require(k.rx_depth >= 1 && k.rx_depth <= 65536, "rx_depth: " + std::to_string(k.rx_depth) + " is out of range 1..65536");
+  // Sanity bounds only: the device's max_qp_wr / max_srq_wr are the real limits (check_device_limits).
+  constexpr uint32_t kMaxDepth = 1u << 24;
+  require(k.tx_depth >= 1 && k.tx_depth <= kMaxDepth,
+          "tx_depth: " + std::to_string(k.tx_depth) + " is out of range 1.." + std::to_string(kMaxDepth));
+  require(k.rx_depth >= 1 && k.rx_depth <= kMaxDepth,
+          "rx_depth: " + std::to_string(k.rx_depth) + " is out of range 1.." + std::to_string(kMaxDepth));
   require(k.post_list >= 1 && k.post_list <= k.tx_depth,
           "post_list: " + std::to_string(k.post_list) + " must be between 1 and tx_depth (" + std::to_string(k.tx_depth) + ")");
   require(k.signal_every >= 1, "signal_every: must be at least 1");

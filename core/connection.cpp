@@ -51,9 +51,9 @@ bool posts_receives(const TestConfig& c, Role role) {
 
 bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
 
-static int mr_access(const TestConfig& c, Role role) {
-  // Only the remote access the operation needs: rkeys of SEND tests open nothing.
-  int acc = IBV_ACCESS_LOCAL_WRITE;
+static int remote_access(const TestConfig& c, Role role) {
+  // Only the remote access the operation needs: SEND tests open nothing.
+  int acc = 0;
   if (c.work.op == Op::Write && (role == Role::Target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
   if (c.work.op == Op::Read && role == Role::Target) acc |= IBV_ACCESS_REMOTE_READ;
   return acc;
@@ -96,7 +96,8 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   if (rd_atomic == 0) rd_atomic = 1;
 
   pd = verbs::ProtectionDomain(dev);
-  mr = verbs::MemoryRegion(pd, bytes, mr_access(cfg, role));
+  mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE);
+  open_window();
   if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
   cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
   verbs::QpCaps caps;
@@ -113,7 +114,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   psn.reserve(cfg.work.qps);
   for (uint32_t i = 0; i < cfg.work.qps; ++i) {
     qps.emplace_back(pd, cq, caps);
-    qps.back().to_init(dev.port(), mr_access(cfg, role) & ~IBV_ACCESS_LOCAL_WRITE);
+    qps.back().to_init(dev.port(), remote_access(cfg, role));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -133,6 +134,16 @@ void TestResources::retarget(const TestConfig& next) {
   cfg = next;
   use_inline = cfg.work.op != Op::Read && cfg.work.size <= cfg.knobs.inline_size;
   std::memset(mr.data(), 0, regions * slot_bytes);
+  open_window();
+}
+
+void TestResources::open_window() {
+  int acc = remote_access(cfg, role);
+  if (acc != 0 && !window) window = verbs::MemoryRegion::over(pd, mr.data(), mr.size(), acc | IBV_ACCESS_LOCAL_WRITE);
+}
+
+void TestResources::set_remote(const control::Endpoint& peer) {
+  remote = RemoteBuffer{peer.addr, peer.rkey, peer.slot_bytes, peer.regions};
 }
 
 control::Endpoint TestResources::local_endpoint() const {
@@ -140,7 +151,7 @@ control::Endpoint TestResources::local_endpoint() const {
   e.lid = dev.port_attr().lid;
   e.gid = gid_to_string(gid.gid);
   e.mtu = static_cast<uint8_t>(dev.port_attr().active_mtu);
-  e.rkey = mr.rkey();
+  e.rkey = window ? window.rkey() : 0;  // 0: this test grants the peer no access
   e.addr = reinterpret_cast<uint64_t>(mr.data());
   e.slot_bytes = slot_bytes;
   e.regions = regions;
@@ -168,7 +179,7 @@ void TestResources::connect(const control::Endpoint& peer) {
     qps[i].to_rtr(pa, dev.port(), rd_atomic);
     qps[i].to_rts(psn[i], rd_atomic);
   }
-  remote = RemoteBuffer{peer.addr, peer.rkey, peer.slot_bytes, peer.regions};
+  set_remote(peer);
 
   if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.

@@ -54,6 +54,14 @@ class TestResources {
   // from the previous point is mistaken for a new one.
   void retarget(const TestConfig& next);
 
+  // The remote access of one test lives in `window`, a second registration of the
+  // buffer: opened for each test (a new rkey) and closed when it ends, so no rkey
+  // outlives its test. SEND tests, and sides nobody writes to or reads from, have none.
+  void open_window();
+  void close_window() { window = {}; }
+  // Takes the peer's buffer address and rkey for this test (connect() does it too).
+  void set_remote(const control::Endpoint& peer);
+
   control::Endpoint local_endpoint() const;
   // Brings every QP to RTS against the peer's endpoint, then posts the initial receives.
   void connect(const control::Endpoint& peer);
@@ -75,7 +83,8 @@ class TestResources {
 
   // Declared in dependency order: destroyed QPs first, PD last.
   verbs::ProtectionDomain pd;
-  verbs::MemoryRegion mr;
+  verbs::MemoryRegion mr;      // local access only, for the QPs' lifetime
+  verbs::MemoryRegion window;  // remote access, for one test
   verbs::CompletionChannel channel;  // --events only
   verbs::CompletionQueue cq;
   verbs::SharedReceiveQueue srq;  // --srq, receiving side only

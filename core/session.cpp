@@ -104,7 +104,9 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   const TestConfig& cfg = res.cfg;
   ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes, reuse}));
   control::Endpoint peer = control::endpoint_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.work.qps);
-  if (!reuse) {
+  if (reuse) {
+    res.set_remote(peer);  // this test's rkey
+  } else {
     res.connect(peer);
     log_qps(res, "client", opt_.verbose);
   }
@@ -153,6 +155,7 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
 
   ch_.send(MsgType::Done, control::to_json(control::Counts{sent}));
   control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), w.qps);
+  res.close_window();  // the server is done with our buffer
   out.server_cpu_seconds = got.cpu_seconds;
   if (w.op == Op::Send && got.per_qp != sent) {
     for (uint32_t q = 0; q < w.qps; ++q)
@@ -195,7 +198,9 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   }
   ch.send(MsgType::SetupOk, control::to_json(res->local_endpoint()));
   control::Endpoint peer = control::endpoint_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.work.qps);
-  if (!req.reuse) {
+  if (req.reuse) {
+    res->set_remote(peer);
+  } else {
     res->connect(peer);
     log_qps(*res, "server", opt.verbose);
   }
@@ -237,6 +242,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     counts = run_lat_responder(*res, &finished, ctl).per_qp;
   }
   if (!done) take_done(ch.recv(kTestWait));
+  res->close_window();  // before RESULT: once the client has it, no rkey of this test works
   ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu_now() - cpu0}));
 }
 

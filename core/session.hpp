@@ -46,6 +46,8 @@ class ClientSession {
   void close(const std::string& error = "");
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
+  // The last point's QPs and buffers (kept for reuse), or null.
+  TestResources* resources() { return res_.get(); }
 
  private:
   PointResult run_connected(TestResources& res, bool reuse, std::chrono::steady_clock::time_point t0);

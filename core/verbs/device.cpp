@@ -103,7 +103,17 @@ const char* link_layer_name(uint8_t ll) {
   }
 }
 
-const char* port_state_name(ibv_port_state s) { return ibv_port_state_str(s); }
+const char* port_state_name(ibv_port_state s) {
+  switch (s) {  // ibv_port_state_str's names differ across rdma-core releases
+    case IBV_PORT_NOP: return "NOP";
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+  }
+  return "unknown";
+}
 
 int mtu_bytes(ibv_mtu mtu) {
   switch (mtu) {

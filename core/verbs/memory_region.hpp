@@ -1,10 +1,12 @@
-// A page-aligned buffer and its registration. Registered once per test, never per
-// operation, with only the remote access the test needs.
+// A page-aligned buffer and its registration, never made per operation. A second
+// registration of the same memory (`over`) can carry the remote access of one test
+// and be dropped when it ends, so its rkey dies with the test.
 #pragma once
 
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/verbs/errors.hpp"
 #include "core/verbs/protection_domain.hpp"
@@ -21,18 +23,41 @@ class MemoryRegion {
       throw Error("cannot allocate " + std::to_string(bytes) + " bytes for the benchmark buffer");
     buf_.reset(static_cast<char*>(p));
     std::memset(p, 0, rounded);
-    mr_ = Handle<ibv_mr, ibv_dereg_mr>(
-        check_ptr(ibv_reg_mr(pd.get(), p, bytes, access),
-                  "ibv_reg_mr(" + std::to_string(bytes) + " bytes, access 0x" + hex(access) + ")"),
-        "ibv_dereg_mr");
+    data_ = buf_.get();
+    reg(pd, access);
+  }
+  // Registers `bytes` at `p`, owned by someone else (who must outlive this).
+  static MemoryRegion over(const ProtectionDomain& pd, char* p, size_t bytes, int access) {
+    MemoryRegion m;
+    m.data_ = p;
+    m.bytes_ = bytes;
+    m.reg(pd, access);
+    return m;
   }
 
-  char* data() const { return buf_.get(); }
+  MemoryRegion(MemoryRegion&&) = default;
+  MemoryRegion& operator=(MemoryRegion&& o) noexcept {
+    mr_ = {};  // deregister before the old memory may be freed
+    buf_ = std::move(o.buf_);
+    mr_ = std::move(o.mr_);
+    data_ = std::exchange(o.data_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+    return *this;
+  }
+
+  explicit operator bool() const { return static_cast<bool>(mr_); }
+  char* data() const { return data_; }
   size_t size() const { return bytes_; }
   uint32_t lkey() const { return mr_.get()->lkey; }
   uint32_t rkey() const { return mr_.get()->rkey; }
 
  private:
+  void reg(const ProtectionDomain& pd, int access) {
+    mr_ = Handle<ibv_mr, ibv_dereg_mr>(
+        check_ptr(ibv_reg_mr(pd.get(), data_, bytes_, access),
+                  "ibv_reg_mr(" + std::to_string(bytes_) + " bytes, access 0x" + hex(access) + ")"),
+        "ibv_dereg_mr");
+  }
   static std::string hex(int v) {
     char b[16];
     std::snprintf(b, sizeof b, "%x", v);
@@ -44,6 +69,7 @@ class MemoryRegion {
   // Declared before mr_ so the registration is dropped before the memory is freed.
   std::unique_ptr<char, Free> buf_;
   Handle<ibv_mr, ibv_dereg_mr> mr_;
+  char* data_ = nullptr;
   size_t bytes_ = 0;
 };
 

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/control/protocol.hpp"
+#include "core/loop.hpp"
+#include "core/session.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/rdma/process.hpp"
 
@@ -262,6 +264,105 @@ TEST_F(Faults, DoctorReportsEachProblemWithAFix) {
   Outcome gid = run({kBin, "doctor", "-x", "250"}, 60s);
   EXPECT_EQ(gid.code, 1) << gid.out;
   EXPECT_NE(gid.out.find("GID index 250 does not exist"), std::string::npos) << gid.out;
+}
+
+}  // namespace rdmasweep::test
+
+namespace rdmasweep::test {
+
+// The send-queue depth a device gives (max_qp_wr) is the limit, not a number of ours.
+TEST_F(Faults, SendQueueDepthOverTheDevicesMaxQpWr) {
+  uint64_t max = verbs::Device::open("", 1).attr().max_qp_wr;
+  if (max >= (1u << 24)) GTEST_SKIP() << "the device takes send queues up to the tool's own limit";
+  // A signal every 1024 WRs keeps the CQ small, so the send queue is what is over.
+  Outcome o = run(client_argv({"--op", "write", "-s", "64", "-t", std::to_string(max + 1), "-Q", "1024", "--out",
+                               dir_ + "/x.json"}),
+                  60s);
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_NE(o.err.find("send-queue depth " + std::to_string(max + 1) + " is over the device's max_qp_wr (" +
+                       std::to_string(max) + ")"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+// A test's rkey dies with it: the server deregisters its remote-access window before
+// it sends RESULT, so the client's QPs, still connected for the next point, are
+// refused when they write with the old rkey. (A control: the same QPs and rkey
+// worked during the test.)
+TEST_F(Faults, RkeysDoNotOutliveTheirTest) {
+  LocalFabric fabric = LocalFabric::open(FabricConfig{});
+  SessionOptions so;
+  so.timeout = 10s;
+  ClientSession session(fabric, control::Channel::connect("127.0.0.1", static_cast<uint16_t>(std::stoi(port_)), so.timeout),
+                        so);
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = 1;
+  c.work.size = 64;
+  c.work.iters = 20;
+  c.work.warmup = 0;
+  PointResult r = session.run(c);
+  EXPECT_EQ(r.messages, 20u);
+  TestResources* res = session.resources();
+  ASSERT_NE(res, nullptr);
+  RunControl ctl;
+  ctl.idle_timeout = 5s;
+  std::string e;
+  try {
+    run_bw_initiator(*res, 5, 0, ctl);
+  } catch (const std::exception& x) {
+    e = x.what();
+  }
+  EXPECT_TRUE(e.find("remote access error") != std::string::npos || e.find("remote invalid request") != std::string::npos)
+      << (e.empty() ? "the old rkey still worked" : e);
+  session.close();
+  expect_server_still_serves();
+}
+
+static std::string hello_frame(const control::Hello& h) {
+  return control::encode_frame(control::MsgType::Hello, control::to_json(h));
+}
+
+// A server that speaks another control-protocol version: doctor says so with the fix;
+// the client stops with one line.
+TEST_F(Faults, ServerWithAnotherProtocolVersion) {
+  std::string frame = hello_frame(control::Hello{});
+  frame[4] = 0;  // bytes 4-5: the protocol version, big-endian
+  frame[5] = static_cast<char>(control::kProtocolVersion + 1);
+  FakeServer other(frame);
+  std::string want = "peer speaks control protocol " + std::to_string(control::kProtocolVersion + 1);
+
+  Outcome d = run({kBin, "doctor", "127.0.0.1", "--port", other.port(), "--timeout", "5"}, 60s);
+  EXPECT_EQ(d.code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("[FAIL] the server answered, but: " + want), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("fix: run the same rdmasweep version on both hosts"), std::string::npos) << d.out;
+
+  Outcome c = run({kBin, "client", "127.0.0.1", "--port", other.port(), "--no-progress", "--timeout", "5", "--op", "write",
+                   "-s", "64", "-n", "10", "--out", dir_ + "/v.json"},
+                  60s);
+  EXPECT_EQ(c.code, 1) << c.err;
+  EXPECT_NE(c.err.find(want), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+}
+
+// A server on another fabric with a smaller device and another release: doctor names
+// each difference that matters.
+TEST_F(Faults, DoctorNamesAnIncompatibleServerDevice) {
+  control::Hello h;
+  h.tool_version = "0.0-other";
+  h.host = "elsewhere";
+  h.device = "mlx5_0";
+  h.link_layer = "InfiniBand";
+  h.active_mtu = 4096;
+  h.max_qp = 2;
+  h.max_cqe = 1024;
+  FakeServer ib(hello_frame(h));
+  Outcome d = run({kBin, "doctor", "127.0.0.1", "--port", ib.port(), "--timeout", "5", "-q", "4"}, 60s);
+  EXPECT_EQ(d.code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("[warn] server runs rdmasweep 0.0-other"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("[FAIL] the server's link layer is InfiniBand"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("than the server's device has (max_qp 2, max_cqe 1024)"), std::string::npos) << d.out;
 }
 
 }  // namespace rdmasweep::test

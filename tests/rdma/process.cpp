@@ -142,4 +142,47 @@ Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds time
   return Outcome{code, p.out(), p.err()};
 }
 
+FakeServer::FakeServer(std::string reply) : reply_(std::move(reply)) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd_, 4) != 0 ||
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error("FakeServer: cannot listen on 127.0.0.1");
+  port_ = ntohs(a.sin_port);
+  thread_ = std::thread([this] { serve(); });
+}
+
+FakeServer::~FakeServer() {
+  stop_ = true;
+  thread_.join();
+  close(fd_);
+}
+
+// Polls in short steps so the destructor never waits long for a silent peer.
+static bool wait_readable(int fd, const std::atomic<bool>& stop, Clock::time_point deadline) {
+  pollfd p{fd, POLLIN, 0};
+  while (!stop && Clock::now() < deadline)
+    if (poll(&p, 1, 50) == 1) return true;
+  return false;
+}
+
+void FakeServer::serve() {
+  while (!stop_) {
+    if (!wait_readable(fd_, stop_, Clock::now() + std::chrono::hours(1))) continue;
+    int c = accept(fd_, nullptr, nullptr);
+    if (c < 0) continue;
+    auto deadline = Clock::now() + std::chrono::seconds(30);
+    char buf[4096];
+    if (wait_readable(c, stop_, deadline) && read(c, buf, sizeof buf) > 0) {
+      (void)!write(c, reply_.data(), reply_.size());
+      while (wait_readable(c, stop_, deadline) && read(c, buf, sizeof buf) > 0) {
+      }
+    }
+    close(c);
+  }
+}
+
 }  // namespace rdmasweep::test

@@ -4,8 +4,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rdmasweep::test {
@@ -47,5 +49,25 @@ bool have_device();
 // Connects to 127.0.0.1:port, sends `bytes`, then waits up to `wait` for the peer to
 // close the connection. True when it did (the server dropped us).
 bool send_raw_and_wait_close(const std::string& port, const std::string& bytes, std::chrono::milliseconds wait);
+
+// A stand-in rdmasweep server on 127.0.0.1: answers every connection's first frame
+// with `reply` (raw bytes), then waits for the peer to hang up. For peers that are
+// not what they should be (another protocol version, a different device).
+class FakeServer {
+ public:
+  explicit FakeServer(std::string reply);
+  ~FakeServer();
+  FakeServer(const FakeServer&) = delete;
+  FakeServer& operator=(const FakeServer&) = delete;
+  std::string port() const { return std::to_string(port_); }
+
+ private:
+  void serve();
+  std::string reply_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 }  // namespace rdmasweep::test
