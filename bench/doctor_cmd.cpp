@@ -69,16 +69,16 @@ int doctor_main(int argc, char** argv) {
   Checklist c;
 
   std::vector<std::string> names;
+  std::string no_device;
   try {
     names = verbs::list_devices();
+    if (names.empty()) no_device = "no RDMA device";
   } catch (const std::exception& e) {
-    c.fail(e.what(), "load your NIC's RDMA driver (mlx5_ib, ...) or Soft-RoCE: modprobe rdma_rxe && rdma link add "
-                     "rxe0 type rxe netdev " + ethernet_candidate());
-    return kFailed;
+    no_device = e.what();
   }
-  if (names.empty()) {
-    c.fail("no RDMA device", "load your NIC's RDMA driver, or Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type "
-                             "rxe netdev " + ethernet_candidate());
+  if (!no_device.empty()) {
+    c.fail(no_device, "load your NIC's RDMA driver (mlx5_ib, ...) or Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 "
+                      "type rxe netdev " + ethernet_candidate());
     return kFailed;
   }
   std::string all;

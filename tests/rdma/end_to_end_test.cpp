@@ -17,7 +17,7 @@
 #include "core/loop.hpp"
 #include "core/gid.hpp"
 #include "core/verbs/device.hpp"
-#include "tests/rdma/process.hpp"
+#include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
 
@@ -26,14 +26,6 @@ using namespace std::chrono_literals;
 
 static const std::string kBin = RDMASWEEP_BIN;
 
-
-#define REQUIRE_DEVICE()                                                                         \
-  do {                                                                                           \
-    if (!have_device()) {                                                                        \
-      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required"; \
-      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";                         \
-    }                                                                                            \
-  } while (0)
 
 static std::string temp_dir() {
   char tmpl[] = "/tmp/rdmasweep-e2e-XXXXXX";
@@ -366,10 +358,7 @@ namespace rdmasweep::test {
 class CompletionErrors : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_device()) {
-      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required";
-      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";
-    }
+    REQUIRE_DEVICE();
   }
   // An initiator for `op` connected to a target made for `target_op` (so with only
   // that operation's remote access and receives).

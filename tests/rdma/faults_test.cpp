@@ -18,7 +18,7 @@
 #include "core/loop.hpp"
 #include "core/session.hpp"
 #include "core/verbs/device.hpp"
-#include "tests/rdma/process.hpp"
+#include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
 
@@ -37,10 +37,7 @@ static json load(const std::string& path) {
 class Faults : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_device()) {
-      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required";
-      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";
-    }
+    REQUIRE_DEVICE();
     char tmpl[] = "/tmp/rdmasweep-faults-XXXXXX";
     dir_ = mkdtemp(tmpl);
     start_server();

@@ -14,7 +14,7 @@
 #include <regex>
 #include <thread>
 
-#include "tests/rdma/process.hpp"
+#include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
 
@@ -28,10 +28,7 @@ static size_t lines(const std::string& s) { return static_cast<size_t>(std::coun
 class HostSetup : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_device()) {
-      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required";
-      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";
-    }
+    REQUIRE_DEVICE();
     if (geteuid() != 0 || !(std::getenv("RXE_LAB") || std::getenv("RDMASWEEP_ALLOW_HOST_CHANGES")))
       GTEST_SKIP() << "adds network and RDMA devices: runs as root inside tools/rxe-lab, or with "
                       "RDMASWEEP_ALLOW_HOST_CHANGES=1";
@@ -94,6 +91,38 @@ TEST_F(HostSetup, NoRoceV2GidWithAnIpv4Address) {
                d.out.find("has no GID: give its network interface an IP address") != std::string::npos;
   EXPECT_TRUE(named) << d.out;
   EXPECT_NE(d.out.find("fix: give the RDMA netdev an IPv4 address"), std::string::npos) << d.out;
+}
+
+// The RDMA driver is loaded but there is no device: the lab's rxe0 is deleted for
+// the length of the test (in the lab only: a real host's devices are not ours).
+TEST_F(HostSetup, DriverLoadedButNoDevice) {
+  if (!std::getenv("RXE_LAB")) GTEST_SKIP() << "deletes the rxe lab's rxe0";
+  std::string netdev = read_file("/sys/class/infiniband/rxe0/parent");
+  netdev.erase(netdev.find_last_not_of(" \n") + 1);
+  ASSERT_FALSE(netdev.empty()) << "rxe0 has no parent netdev";
+  ASSERT_TRUE(sh("rdma link delete rxe0"));
+  Outcome d = run({kBin, "doctor"}, 60s);
+  Outcome c = run({kBin, "client", "127.0.0.1", "--out", "/tmp/rsw-nodev.json"}, 60s);
+  // Put rxe0 back as the lab made it, and wait for its IPv4 GID, before judging.
+  ASSERT_TRUE(sh("rdma link add rxe0 type rxe netdev " + netdev)) << "could not restore rxe0";
+  std::string gids = "/sys/class/infiniband/rxe0/ports/1/gids/";
+  bool ready = false;
+  for (auto end = std::chrono::steady_clock::now() + 30s; !ready && std::chrono::steady_clock::now() < end;) {
+    ready = read_file("/sys/class/infiniband/rxe0/ports/1/state").find("ACTIVE") != std::string::npos &&
+            read_file(gids + (std::getenv("RXE_LAB_GID") ? std::getenv("RXE_LAB_GID") : "1")).find("ffff:") != std::string::npos;
+    if (!ready) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(ready) << "rxe0 did not come back ACTIVE with its IPv4 GID";
+
+  EXPECT_EQ(d.code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("[FAIL] no RDMA device"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("fix: load your NIC's RDMA driver (mlx5_ib, ...) or Soft-RoCE: modprobe rdma_rxe && rdma link add "
+                       "rxe0 type rxe netdev "),
+            std::string::npos)
+      << d.out;
+  EXPECT_EQ(c.code, 1) << c.err;
+  EXPECT_NE(c.err.find("no RDMA device"), std::string::npos) << c.err;
+  EXPECT_EQ(lines(c.err), 1u) << c.err;
 }
 
 // A user without CAP_IPC_LOCK under a 64 KiB locked-memory limit (a common default).

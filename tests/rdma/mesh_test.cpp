@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/rdma/process.hpp"
+#include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,16 @@ std::string read_file(const std::string& path);
 
 // True when this host has an RDMA device the tests can use.
 bool have_device();
+
+// In a test or SetUp: skips without a device, or fails where RDMASWEEP_REQUIRE_DEVICE
+// is set (tools/test sets it: no silent skips in CI).
+#define REQUIRE_DEVICE()                                                                           \
+  do {                                                                                             \
+    if (!::rdmasweep::test::have_device()) {                                                       \
+      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "no RDMA device, but one is required"; \
+      GTEST_SKIP() << "no RDMA device: run these inside tools/rxe-lab";                           \
+    }                                                                                              \
+  } while (0)
 
 // Connects to 127.0.0.1:port, sends `bytes`, then waits up to `wait` for the peer to
 // close the connection. True when it did (the server dropped us).

@@ -1,4 +1,4 @@
-#include "tests/rdma/process.hpp"
+#include "tests/support/process.hpp"
 
 #include "core/verbs/device.hpp"
 

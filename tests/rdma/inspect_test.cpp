@@ -1,0 +1,117 @@
+// What the tool shows about the fabric, checked against the device itself:
+// `rdmasweep devices` (limits, ports, GID table, the GID it would pick) and
+// `--verbose` (every QP's state and attributes after connection, on both sides).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/gid.hpp"
+#include "core/verbs/device.hpp"
+#include "tests/support/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+static const std::string kBin = RDMASWEEP_BIN;
+
+TEST(Devices, JsonAndTableMatchTheDevice) {
+  REQUIRE_DEVICE();
+  Outcome o = run({kBin, "devices", "--json"}, 60s);
+  ASSERT_EQ(o.code, 0) << o.err;
+  json all = json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(all.is_array()) << o.out;
+  std::vector<std::string> names = verbs::list_devices();
+  ASSERT_EQ(all.size(), names.size());
+  for (const json& d : all) {
+    SCOPED_TRACE(d["name"].get<std::string>());
+    verbs::Device dev = verbs::Device::open(d["name"], 1);
+    EXPECT_EQ(d["max_qp"], dev.attr().max_qp);
+    EXPECT_EQ(d["max_qp_wr"], dev.attr().max_qp_wr);
+    EXPECT_EQ(d["max_cqe"], dev.attr().max_cqe);
+    EXPECT_EQ(d["max_srq_wr"], dev.attr().max_srq_wr);
+    EXPECT_EQ(d["max_inline"], dev.max_inline());
+    ASSERT_EQ(d["ports"].size(), dev.attr().phys_port_cnt);
+    const json& p = d["ports"][0];
+    EXPECT_EQ(p["state"], verbs::port_state_name(dev.port_attr().state));
+    EXPECT_EQ(p["link_layer"], verbs::link_layer_name(dev.port_attr().link_layer));
+    EXPECT_EQ(p["active_mtu"], verbs::mtu_bytes(dev.port_attr().active_mtu));
+    // The GID table as the device has it, and exactly the entry a run would use marked.
+    std::vector<GidEntry> table = gid_table(dev);
+    ASSERT_EQ(p["gids"].size(), table.size());
+    int marked = -1, count = 0;
+    for (size_t i = 0; i < table.size(); ++i) {
+      const json& g = p["gids"][i];
+      EXPECT_EQ(g["index"], table[i].index);
+      EXPECT_EQ(g["gid"], gid_to_string(table[i].gid));
+      EXPECT_TRUE(g["type"] == "IB" || g["type"] == "RoCE v1" || g["type"] == "RoCE v2") << g;
+      if (g["default"].get<bool>()) marked = g["index"], ++count;
+    }
+    if (!table.empty()) {
+      EXPECT_EQ(count, 1);
+      EXPECT_EQ(marked, select_gid(dev, -1).index);
+    }
+  }
+  // The table for people says the same, with the picked entry starred.
+  Outcome t = run({kBin, "devices"}, 60s);
+  ASSERT_EQ(t.code, 0) << t.err;
+  verbs::Device first = verbs::Device::open("", 1);
+  EXPECT_NE(t.out.find(first.name() + "  firmware"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("max_qp_wr " + std::to_string(first.attr().max_qp_wr)), std::string::npos) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\\* GID " + std::to_string(select_gid(first, -1).index) + " ")))
+      << t.out;
+}
+
+// One "QP i qpn N: state S, ..., dest qpn M, ..., sgid index G" line per QP.
+struct QpLine {
+  std::string state;
+  unsigned qpn, dest, mtu, sgid;
+};
+static std::map<unsigned, QpLine> qp_lines(const std::string& log) {
+  std::map<unsigned, QpLine> out;
+  std::regex re("QP ([0-9]+) qpn ([0-9]+): state ([A-Z]+), path MTU ([0-9]+), dest qpn ([0-9]+),.*sgid index ([0-9]+)");
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    auto num = [&](int i) { return static_cast<unsigned>(std::stoul(m[i])); };
+    out[num(1)] = QpLine{m[3], num(2), num(5), num(4), num(6)};
+  }
+  return out;
+}
+
+TEST(Verbose, EveryQpsStateAndPeerOnBothSides) {
+  REQUIRE_DEVICE();
+  Process server({kBin, "server", "--port", "0", "--bind", "127.0.0.1", "-v", "--once"});
+  std::string line = server.wait_for_stderr("listening on", 60s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
+  Outcome c = run({kBin, "client", "127.0.0.1", "--port", m[1], "-v", "--no-progress", "--op", "write", "-q", "3", "-s", "64",
+                   "-n", "10", "--out", "/tmp/rdmasweep-verbose.json"},
+                  120s);
+  ASSERT_EQ(c.code, 0) << c.err;
+  ASSERT_EQ(server.wait(30s), 0) << server.err();
+  std::map<unsigned, QpLine> mine = qp_lines(c.err), theirs = qp_lines(server.err());
+  ASSERT_EQ(mine.size(), 3u) << c.err;
+  ASSERT_EQ(theirs.size(), 3u) << server.err();
+  verbs::Device dev = verbs::Device::open("", 1);
+  unsigned gid = static_cast<unsigned>(select_gid(dev, -1).index);
+  for (unsigned q = 0; q < 3; ++q) {
+    SCOPED_TRACE("QP " + std::to_string(q));
+    EXPECT_EQ(mine[q].state, "RTS");
+    EXPECT_EQ(theirs[q].state, "RTS");
+    EXPECT_EQ(mine[q].dest, theirs[q].qpn);  // each QP is connected to its partner
+    EXPECT_EQ(theirs[q].dest, mine[q].qpn);
+    EXPECT_EQ(mine[q].mtu, static_cast<unsigned>(verbs::mtu_bytes(dev.port_attr().active_mtu)));
+    if (dev.is_ethernet()) {
+      EXPECT_EQ(mine[q].sgid, gid);
+    }
+  }
+}
+
+}  // namespace rdmasweep::test
