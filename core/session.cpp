@@ -76,7 +76,15 @@ void take_latency(PointResult& out, LatStats&& st) {
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
     : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
   ch_.send(MsgType::Hello, control::to_json(fabric_.hello()));
-  server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
+  try {
+    server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
+  } catch (const control::Timeout&) {
+    // Connected but unanswered: the server's accept queue holds us while it runs another client's tests.
+    throw control::ChannelError("server " + ch_.peer() + " accepted the connection but did not answer within " +
+                                std::to_string(opt_.timeout.count() / 1000) +
+                                " s: it serves one client at a time, so another client is probably running against it "
+                                "(wait for it, or raise --timeout to queue)");
+  }
 }
 
 PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {

@@ -151,7 +151,7 @@ Message Channel::recv(milliseconds timeout) {
     throw_if_interrupted();
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
-      throw ChannelError("peer " + peer_ + " sent nothing for " + std::to_string(timeout.count() / 1000) +
+      throw Timeout("peer " + peer_ + " sent nothing for " + std::to_string(timeout.count() / 1000) +
                          " s: is it still running? (raise --timeout for very long tests)");
     fill(static_cast<int>(std::min<long>(left, 1000)));
   }

@@ -18,6 +18,11 @@ class ChannelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// The peer sent nothing within the deadline.
+class Timeout : public ChannelError {
+ public:
+  using ChannelError::ChannelError;
+};
 
 struct Message {
   MsgType type;

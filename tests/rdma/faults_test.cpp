@@ -317,6 +317,23 @@ TEST_F(Faults, RkeysDoNotOutliveTheirTest) {
   expect_server_still_serves();
 }
 
+// One client at a time: a second client is told so within its --timeout, in one
+// line, and the first one's run is not disturbed.
+TEST_F(Faults, SecondClientIsToldTheServerIsBusy) {
+  std::string out = dir_ + "/a.json";
+  Process a(client_argv({"--op", "write", "-s", "64", "-D", "4", "-q", "1,2,3", "--out", out}));
+  ASSERT_NE(server_->wait_for_stderr("connected", 60s), "") << server_->err();
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome b = run(client_argv({"--op", "write", "-s", "64", "-n", "10", "--out", dir_ + "/b.json"}), 60s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s);
+  EXPECT_EQ(b.code, 1) << b.err;
+  EXPECT_NE(b.err.find("it serves one client at a time"), std::string::npos) << b.err;
+  EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
+  EXPECT_EQ(a.wait(180s), 0) << a.err();
+  EXPECT_EQ(load(out)["benchmarks"].size(), 3u);
+  expect_server_still_serves();
+}
+
 static std::string hello_frame(const control::Hello& h) {
   return control::encode_frame(control::MsgType::Hello, control::to_json(h));
 }
