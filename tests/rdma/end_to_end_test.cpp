@@ -348,6 +348,15 @@ TEST_F(EndToEnd, UnreachableServer) {
   expect_clear_failure(o, "cannot reach rdmasweep server at 127.0.0.1:1");
 }
 
+// --bind: a server on 127.0.0.1 is not reachable at the host's other addresses.
+TEST_F(EndToEnd, BoundServerIsNotReachableElsewhere) {
+  GidEntry g = select_gid(verbs::Device::open("", 1), -1);
+  if (!g.ipv4_mapped) GTEST_SKIP() << "no IPv4 address on the RDMA netdev to try";
+  std::string other = gid_to_string(g.gid).substr(7);  // "::ffff:a.b.c.d"
+  Outcome o = run({kBin, "client", other, "--port", port_, "--timeout", "2", "--out", dir_ + "/x.json"}, 60s);
+  expect_clear_failure(o, "cannot reach rdmasweep server at " + other + ":" + port_);
+}
+
 }  // namespace rdmasweep::test
 
 namespace rdmasweep::test {
@@ -393,6 +402,14 @@ TEST_F(CompletionErrors, RemoteAccessNamesQpOperationStatusAndHint) {
   EXPECT_TRUE(e.find("remote access error") != std::string::npos || e.find("remote invalid request") != std::string::npos)
       << e;
   EXPECT_NE(e.find("does not allow this access"), std::string::npos) << e;
+}
+
+TEST_F(CompletionErrors, WriteTargetRefusesReads) {
+  // Least access: the target of a WRITE test opens its buffer for writing only.
+  std::string e = run_against(Op::Read, Op::Write);
+  EXPECT_NE(e.find("RDMA_READ"), std::string::npos) << e;
+  EXPECT_TRUE(e.find("remote access error") != std::string::npos || e.find("remote invalid request") != std::string::npos)
+      << (e.empty() ? "the READ was allowed" : e);
 }
 
 TEST_F(CompletionErrors, ReceiverWithoutReceivesIsReportedNotAHang) {
