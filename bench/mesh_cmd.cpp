@@ -342,11 +342,6 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
 
 // ---- rank 0's results ----
 
-struct HostInfo {
-  std::string host, device;
-  json j;
-};
-
 class MeshReport {
  public:
   MeshReport(std::string path, json context) : path_(std::move(path)) {
