@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
+#include "bench/mesh/world.hpp"
 #include "core/connection.hpp"
 #include "core/loop.hpp"
 #include "core/results.hpp"
@@ -49,80 +50,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// ---- MPI helpers: every call is collective over MPI_COMM_WORLD ----
-
-struct World {
-  int rank = 0, size = 1;
-};
-
-std::vector<std::string> allgather(const World& w, const std::string& mine) {
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(w.size), offs(w.size);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < w.size; ++r) {
-    offs[r] = total;
-    total += lens[r];
-  }
-  std::string buf(static_cast<size_t>(total), '\0');
-  MPI_Allgatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
-  std::vector<std::string> out(w.size);
-  for (int r = 0; r < w.size; ++r) out[r] = buf.substr(offs[r], lens[r]);
-  return out;
-}
-
-// out[r] goes to rank r; returns what each rank sent to us.
-std::vector<std::string> alltoall(const World& w, const std::vector<std::string>& out) {
-  std::vector<int> slen(w.size), rlen(w.size), soff(w.size), roff(w.size);
-  std::string sbuf;
-  for (int r = 0; r < w.size; ++r) {
-    soff[r] = static_cast<int>(sbuf.size());
-    slen[r] = static_cast<int>(out[r].size());
-    sbuf += out[r];
-  }
-  MPI_Alltoall(slen.data(), 1, MPI_INT, rlen.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < w.size; ++r) {
-    roff[r] = total;
-    total += rlen[r];
-  }
-  std::string rbuf(static_cast<size_t>(total), '\0');
-  MPI_Alltoallv(sbuf.data(), slen.data(), soff.data(), MPI_CHAR, rbuf.data(), rlen.data(), roff.data(), MPI_CHAR,
-                MPI_COMM_WORLD);
-  std::vector<std::string> in(w.size);
-  for (int r = 0; r < w.size; ++r) in[r] = rbuf.substr(roff[r], rlen[r]);
-  return in;
-}
-
-std::string broadcast(const World& w, std::string s) {
-  unsigned long long len = s.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  if (w.rank != 0) s.assign(len, '\0');
-  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return s;
-}
-
-// Every rank's error ("" when fine); all ranks learn the first one, prefixed with its rank.
-std::string first_error(const World& w, const std::vector<std::string>& hosts, const std::string& mine) {
-  std::vector<std::string> all = allgather(w, mine);
-  for (int r = 0; r < w.size; ++r)
-    if (!all[r].empty()) return "rank " + std::to_string(r) + " (" + hosts[r] + "): " + all[r];
-  return "";
-}
-
-// A barrier that sleeps while it waits, so ranks waiting for their turn (and a
-// latency responder's main thread) leave the CPU to the flows that are measuring.
-void quiet_barrier() {
-  MPI_Request req;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  int done = 0;
-  while (true) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
 
 double thread_cpu_seconds() {
   timespec ts{};
@@ -501,25 +428,9 @@ bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vec
     }
     mine.push_back(r);
   }
-  std::vector<std::string> gathered;
-  {
-    std::string s = mine.dump();
-    int len = static_cast<int>(s.size());
-    std::vector<int> lens(w.size), offs(w.size);
-    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    int total = 0;
-    for (int r = 0; r < w.size; ++r) {
-      offs[r] = total;
-      total += lens[r];
-    }
-    std::string buf(w.rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-    MPI_Gatherv(s.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (w.rank == 0)
-      for (int r = 0; r < w.size; ++r) gathered.push_back(buf.substr(offs[r], lens[r]));
-  }
-  int interrupted = g_interrupted.load() ? 1 : 0, any_interrupted = 0;
-  MPI_Allreduce(&interrupted, &any_interrupted, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (w.rank != 0) return any_interrupted == 0;
+  std::vector<std::string> gathered = gather_to_root(w, mine.dump());
+  const bool any_interrupted = any_rank(g_interrupted.load());
+  if (w.rank != 0) return !any_interrupted;
 
   // Rank 0: one entry per flow, in the phase's order.
   std::map<std::pair<int, int>, json> result_of;
@@ -558,7 +469,7 @@ bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vec
     point_entries.push_back(b);
     report->add(b, std::to_string(f.src) + "->" + std::to_string(f.dst), hist);
   }
-  return any_interrupted == 0;
+  return !any_interrupted;
 }
 
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
@@ -570,11 +481,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
   char date[64];
   std::time_t t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int liblen = 0;
-  MPI_Get_library_version(lib, &liblen);
-  std::string mpi(lib, static_cast<size_t>(liblen));
-  if (auto nl = mpi.find_first_of("\r\n"); nl != std::string::npos) mpi.resize(nl);
+  const std::string mpi = mpi_library_version();
   return {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
           {"command", "mesh"},
@@ -745,8 +652,7 @@ int run_mesh(const World& w, int argc, char** argv) {
       code = kFailed;
     }
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return code;
+  return broadcast(code);
 }
 
 }  // namespace
