@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
+#include "bench/mesh/phase.hpp"
 #include "bench/mesh/world.hpp"
 #include "core/connection.hpp"
 #include "core/loop.hpp"
@@ -61,32 +62,6 @@ std::string hostname() {
   char b[256] = {};
   gethostname(b, sizeof b - 1);
   return b;
-}
-
-// ---- the plan: which flows run together ----
-
-struct Flow {
-  int src, dst;
-};
-
-std::vector<std::vector<Flow>> phases_of(Pattern p, int n) {
-  std::vector<std::vector<Flow>> out;
-  if (p == Pattern::Pairs) {
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) out.push_back({{i, j}});
-  } else if (p == Pattern::Incast) {
-    std::vector<Flow> f;
-    for (int i = 1; i < n; ++i) f.push_back({i, 0});
-    out.push_back(f);
-  } else {
-    std::vector<Flow> f;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) f.push_back({i, j});
-    out.push_back(f);
-  }
-  return out;
 }
 
 // One flow's end on this rank.
