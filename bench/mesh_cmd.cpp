@@ -8,726 +8,51 @@
 //   pairs       every ordered pair (i -> j) in turn, the other ranks waiting
 //   incast      ranks 1..N-1 all send to rank 0 at once
 //   all-to-all  every rank sends to every other at once
+//
+// This file is the top level: MPI's start and end, and the run (options to every
+// rank, fabrics opened, points run phase by phase, the exit code). The parts live in
+// bench/mesh/ (namespace mesh_detail, private to mesh): options.* (the command line,
+// also built without MPI), world.* (the MPI collectives), phase.* (the plan and the
+// flows of one phase), report.* (rank 0's entries, table and files).
 #include <cstdio>
-#include <cstring>
 #include <iostream>
-#include <map>
-#include <sstream>
 #include <string>
-#include <vector>
 
-#include <boost/program_options.hpp>
-
-#include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/sweep.hpp"
+#include "bench/mesh/options.hpp"
 
 #ifdef RDMASWEEP_HAVE_MPI
 #include <mpi.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <ctime>
+#include <algorithm>
+#include <exception>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/cli.hpp"
+#include "bench/mesh/phase.hpp"
+#include "bench/mesh/report.hpp"
+#include "bench/mesh/world.hpp"
 #include "core/connection.hpp"
-#include "core/loop.hpp"
 #include "core/results.hpp"
 #include "core/session.hpp"
+#include "core/sweep.hpp"
 #endif
 
 namespace rdmasweep {
 
-namespace {
-
-namespace po = boost::program_options;
-
-enum class Pattern { Pairs, Incast, AllToAll };
-
-const char* to_string(Pattern p) {
-  switch (p) {
-    case Pattern::Pairs: return "pairs";
-    case Pattern::Incast: return "incast";
-    case Pattern::AllToAll: return "all-to-all";
-  }
-  return "?";
-}
-
-struct MeshOptions {
-  FabricConfig fabric;
-  int timeout_s = 10;
-  Pattern pattern = Pattern::Pairs;
-  std::string config_file;
-  SweepSpec spec;
-  std::string out;
-  bool help = false;
-};
-
-// Parses the command line. With `load_sweep` false the sweep file is not read (only
-// rank 0 reads it and sends the points to the others), so it need only exist there.
-MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
-  MeshOptions m;
-  int gid = -1;
-  unsigned ib_port = 1;
-  std::string pattern;
-  std::map<std::string, std::string> axis;
-  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
-  po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
-  fabric.add_options()
-    ("device,d", po::value(&m.fabric.device), "RDMA device (default: the first one)")
-    ("gid-index,x", po::value(&gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
-    ("ib-port,i", po::value(&ib_port)->default_value(1), "device port")
-    ("timeout", po::value(&m.timeout_s)->default_value(10), "seconds without a completion before a peer is declared dead");
-  po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
-  work.add_options()
-    ("pattern", po::value(&pattern)->default_value("pairs"), "pairs (every ordered pair in turn), incast (all to rank 0 at once), all-to-all")
-    ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys")
-    ("op", ax("op"), "send, write, read (default send)")
-    ("mode", ax("mode"), "bw, or lat (pairs only) (default bw)")
-    ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)")
-    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
-    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
-    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
-    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
-    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
-    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
-    ("cq-depth", ax("cq_depth"), "CQ depth per flow; 0 = what its QPs can have outstanding (default 0)")
-    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
-    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
-    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)");
-  po::options_description out("Output");
-  out.add_options()
-    ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
-    ("help,h", "this help");
-  po::options_description all;
-  all.add(fabric).add(work).add(out);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw cli::UsageError(e.what());
-  }
-  if (vm.count("help")) {
-    m.help = true;
-    std::ostringstream s;
-    s << "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all [options]\n"
-         "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
-         "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.\n"
-      << all;
-    *help_text = s.str();
-    return m;
-  }
-  if (ib_port < 1 || ib_port > 255) throw cli::UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
-  m.fabric.port = static_cast<uint8_t>(ib_port);
-  if (gid < -1 || gid > 65535) throw cli::UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
-  m.fabric.gid_index = gid;
-  if (m.timeout_s < 1 || m.timeout_s > 86400) throw cli::UsageError("--timeout: must be between 1 and 86400 seconds");
-  if (pattern == "pairs") m.pattern = Pattern::Pairs;
-  else if (pattern == "incast") m.pattern = Pattern::Incast;
-  else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
-  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
-  if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
-  if (load_sweep) {
-    try {
-      if (!m.config_file.empty()) m.spec = load_sweep_file(m.config_file);
-      for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
-      if (axis.count("iters")) m.spec.duration = 0;
-    } catch (const ConfigError& e) {
-      throw cli::UsageError(e.what());
-    }
-    if (m.spec.repetitions > 1)
-      throw cli::UsageError("repetitions: mesh runs each point once (got " + std::to_string(m.spec.repetitions) +
-                            "); run the mesh again to repeat it");
-    for (uint64_t s : m.spec.srq)
-      if (s != 0) throw cli::UsageError("srq: not supported by mesh");
-    if (m.pattern != Pattern::Pairs) {
-      // Latency is a property of one link: it is measured by pairs. A sweep that also
-      // has bandwidth points (configs/quick.json) runs those and says what it left out.
-      std::vector<std::string> modes;
-      for (const std::string& mode : m.spec.mode)
-        if (mode != "lat") modes.push_back(mode);
-      if (modes.empty())
-        throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
-      if (modes.size() != m.spec.mode.size())
-        std::fprintf(stderr, "rdmasweep mesh: latency points skipped: --pattern %s measures bandwidth (latency runs with pairs)\n",
-                     to_string(m.pattern));
-      m.spec.mode = modes;
-    }
-  }
-  if (m.out.empty()) m.out = cli::default_out_path();
-  return m;
-}
-
-bool wants_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
-  return false;
-}
-
 #ifdef RDMASWEEP_HAVE_MPI
 
-using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-// ---- MPI helpers: every call is collective over MPI_COMM_WORLD ----
-
-struct World {
-  int rank = 0, size = 1;
-};
-
-std::vector<std::string> allgather(const World& w, const std::string& mine) {
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(w.size), offs(w.size);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < w.size; ++r) {
-    offs[r] = total;
-    total += lens[r];
-  }
-  std::string buf(static_cast<size_t>(total), '\0');
-  MPI_Allgatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
-  std::vector<std::string> out(w.size);
-  for (int r = 0; r < w.size; ++r) out[r] = buf.substr(offs[r], lens[r]);
-  return out;
-}
-
-// out[r] goes to rank r; returns what each rank sent to us.
-std::vector<std::string> alltoall(const World& w, const std::vector<std::string>& out) {
-  std::vector<int> slen(w.size), rlen(w.size), soff(w.size), roff(w.size);
-  std::string sbuf;
-  for (int r = 0; r < w.size; ++r) {
-    soff[r] = static_cast<int>(sbuf.size());
-    slen[r] = static_cast<int>(out[r].size());
-    sbuf += out[r];
-  }
-  MPI_Alltoall(slen.data(), 1, MPI_INT, rlen.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < w.size; ++r) {
-    roff[r] = total;
-    total += rlen[r];
-  }
-  std::string rbuf(static_cast<size_t>(total), '\0');
-  MPI_Alltoallv(sbuf.data(), slen.data(), soff.data(), MPI_CHAR, rbuf.data(), rlen.data(), roff.data(), MPI_CHAR,
-                MPI_COMM_WORLD);
-  std::vector<std::string> in(w.size);
-  for (int r = 0; r < w.size; ++r) in[r] = rbuf.substr(roff[r], rlen[r]);
-  return in;
-}
-
-std::string broadcast(const World& w, std::string s) {
-  unsigned long long len = s.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  if (w.rank != 0) s.assign(len, '\0');
-  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return s;
-}
-
-// Every rank's error ("" when fine); all ranks learn the first one, prefixed with its rank.
-std::string first_error(const World& w, const std::vector<std::string>& hosts, const std::string& mine) {
-  std::vector<std::string> all = allgather(w, mine);
-  for (int r = 0; r < w.size; ++r)
-    if (!all[r].empty()) return "rank " + std::to_string(r) + " (" + hosts[r] + "): " + all[r];
-  return "";
-}
-
-// A barrier that sleeps while it waits, so ranks waiting for their turn (and a
-// latency responder's main thread) leave the CPU to the flows that are measuring.
-void quiet_barrier() {
-  MPI_Request req;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  int done = 0;
-  while (true) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
+namespace mesh_detail {
+namespace {
 
 std::string hostname() {
   char b[256] = {};
   gethostname(b, sizeof b - 1);
   return b;
-}
-
-// ---- the plan: which flows run together ----
-
-struct Flow {
-  int src, dst;
-};
-
-std::vector<std::vector<Flow>> phases_of(Pattern p, int n) {
-  std::vector<std::vector<Flow>> out;
-  if (p == Pattern::Pairs) {
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) out.push_back({{i, j}});
-  } else if (p == Pattern::Incast) {
-    std::vector<Flow> f;
-    for (int i = 1; i < n; ++i) f.push_back({i, 0});
-    out.push_back(f);
-  } else {
-    std::vector<Flow> f;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) f.push_back({i, j});
-    out.push_back(f);
-  }
-  return out;
-}
-
-// One flow's end on this rank.
-struct FlowEnd {
-  Flow flow;
-  bool initiator = false;
-  std::unique_ptr<TestResources> res;
-  std::string error;
-  // initiator
-  PointResult result;
-  std::vector<uint64_t> sent;
-  json hist;
-  // SEND bw receiver
-  std::vector<uint64_t> received;
-  std::vector<uint64_t> expected;
-  std::mutex expected_mu;
-  std::vector<uint64_t> final_expected;  // set once the initiator's counts arrived (duration mode)
-  bool have_final = false;
-};
-
-void run_initiator(FlowEnd& fe, const RunControl& ctl) {
-  TestResources& res = *fe.res;
-  const TestConfig& cfg = res.cfg;
-  const Workload& w = cfg.work;
-  PointResult& out = fe.result;
-  out.cfg = cfg;
-  out.name = point_name(cfg);
-  fe.sent.assign(w.qps, 0);
-  if (w.mode == Mode::Bw) {
-    if (w.warmup > 0) {
-      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
-      for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += warm.per_qp[q];
-    }
-    double cpu0 = thread_cpu_seconds();
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
-    out.cpu_seconds = thread_cpu_seconds() - cpu0;
-    out.seconds = st.seconds;
-    out.per_qp = st.per_qp;
-    for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += st.per_qp[q];
-  } else {
-    double cpu0 = thread_cpu_seconds();
-    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
-    out.cpu_seconds = thread_cpu_seconds() - cpu0;
-    for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] = st.per_qp[q] + w.warmup;
-    take_latency(out, std::move(st));
-    fe.hist = histogram_json(out.hist);
-  }
-  out.messages = 0;
-  for (uint64_t v : out.per_qp) out.messages += v;
-  out.bytes = out.messages * w.size;
-}
-
-// ---- rank 0's results ----
-
-struct HostInfo {
-  std::string host, device;
-  json j;
-};
-
-class MeshReport {
- public:
-  MeshReport(std::string path, json context) : path_(std::move(path)) {
-    doc_["context"] = std::move(context);
-    doc_["context"]["incomplete"] = true;
-    doc_["benchmarks"] = json::array();
-    hist_path_ = path_;
-    const std::string ext = ".json";
-    if (hist_path_.size() > ext.size() && hist_path_.compare(hist_path_.size() - ext.size(), ext.size(), ext) == 0)
-      hist_path_.resize(hist_path_.size() - ext.size());
-    hist_path_ += ".hist.json";
-    hist_doc_ = {{"schema_version", kResultsSchemaVersion}, {"results_file", path_}, {"points", json::object()}};
-  }
-
-  void add(json b, const std::string& flow_label, const json& hist = json()) {
-    print_row(b, flow_label);
-    if (!hist.is_null()) hist_doc_["points"][b["name"].get<std::string>()] = hist;
-    if (!b.value("error_occurred", false)) ++ok_;
-    else ++failed_;
-    doc_["benchmarks"].push_back(std::move(b));
-  }
-
-  void write(bool final_write, const std::string& incomplete_reason = "") {
-    if (final_write) {
-      doc_["context"]["incomplete"] = !incomplete_reason.empty();
-      if (!incomplete_reason.empty()) doc_["context"]["incomplete_reason"] = incomplete_reason;
-      double wall = std::chrono::duration<double>(Clock::now() - start_).count();
-      char b[64];
-      std::snprintf(b, sizeof b, "wall %.1f s", wall);
-      doc_["context"]["time_summary"] = b;
-    }
-    try {
-      write_json_atomic(path_, doc_);
-      write_json_atomic(hist_path_, hist_doc_);
-      write_error_.clear();
-    } catch (const std::exception& e) {
-      if (write_error_.empty())
-        std::fprintf(stderr, "rdmasweep mesh: %s (results kept in memory; trying again after the next point)\n", e.what());
-      write_error_ = e.what();
-    }
-  }
-
-  size_t failed() const { return failed_; }
-  const std::string& write_error() const { return write_error_; }
-  const json& doc() const { return doc_; }
-  const std::string& hist_path() const { return hist_path_; }
-
-  void set_width(size_t w) { width_ = w; }
-
- private:
-  void print_row(const json& b, const std::string& flow) {
-    if (!header_) {
-      std::printf("%-*s %-12s %10s %9s %9s %9s %9s\n", static_cast<int>(width_), "point", "src->dst", "messages", "Gb/s",
-                  "Mmsg/s", "p50 us", "p99 us");
-      header_ = true;
-    }
-    const std::string point = b.value("point", b["name"].get<std::string>());
-    if (b.value("error_occurred", false)) {
-      std::printf("%-*s %-12s ERROR: %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
-                  b["error_message"].get<std::string>().c_str());
-    } else {
-      auto col = [&](const char* k, double scale) {
-        char s[32];
-        if (b.contains(k) && b[k].is_number()) std::snprintf(s, sizeof s, "%9.3f", b[k].get<double>() * scale);
-        else std::snprintf(s, sizeof s, "%9s", "-");
-        return std::string(s);
-      };
-      std::printf("%-*s %-12s %10.0f %s %s %s %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
-                  b["messages"].get<double>(), col("bytes_per_second", 8 / 1e9).c_str(),
-                  col("items_per_second", 1 / 1e6).c_str(), col("lat_p50_us", 1).c_str(), col("lat_p99_us", 1).c_str());
-    }
-    std::fflush(stdout);
-  }
-
-  std::string path_, hist_path_;
-  json doc_, hist_doc_;
-  size_t ok_ = 0, failed_ = 0, width_ = 40;
-  bool header_ = false;
-  std::string write_error_;
-  Clock::time_point start_ = Clock::now();
-};
-
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail) {
-  return std::string("mesh/") + to_string(p) + "/" + point_name(c) + "/" + tail;
-}
-
-std::string flow_tail(const Flow& f) { return "src:" + std::to_string(f.src) + "/dst:" + std::to_string(f.dst); }
-
-json base_entry(const std::string& name, size_t family, size_t instance) {
-  return {{"name", name},   {"family_index", family}, {"per_family_instance_index", instance},
-          {"run_name", name}, {"run_type", "iteration"}, {"repetitions", 1},
-          {"repetition_index", 0}, {"threads", 1}};
-}
-
-// ---- the run ----
-
-struct Runner {
-  World w;
-  MeshOptions o;
-  LocalFabric* fabric = nullptr;
-  std::vector<std::string> hosts;
-  std::unique_ptr<MeshReport> report;  // rank 0 only
-
-  // Runs one phase of one point. Returns false when the sweep must stop (interrupted).
-  bool run_phase(const TestConfig& cfg, size_t point_index, const std::vector<Flow>& flows, size_t& instance,
-                 std::vector<json>& point_entries);
-};
-
-bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vector<Flow>& flows, size_t& instance,
-                       std::vector<json>& point_entries) {
-  const Workload& wk = cfg.work;
-  const auto t0 = Clock::now();
-  // This rank's ends of the phase's flows.
-  std::vector<std::unique_ptr<FlowEnd>> ends;
-  for (const Flow& f : flows) {
-    if (f.src == w.rank || f.dst == w.rank) {
-      auto fe = std::make_unique<FlowEnd>();
-      fe->flow = f;
-      fe->initiator = f.src == w.rank;
-      ends.push_back(std::move(fe));
-    }
-  }
-  auto record_phase_error = [&](const std::string& err) {
-    if (w.rank != 0) return;
-    for (const Flow& f : flows) {
-      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), point_index, instance++);
-      b["point"] = point_name(cfg);
-      b["error_occurred"] = true;
-      b["error_message"] = err;
-      b["src_rank"] = f.src;
-      b["dst_rank"] = f.dst;
-      report->add(b, std::to_string(f.src) + "->" + std::to_string(f.dst));
-    }
-  };
-
-  // 1. Resources.
-  std::string err;
-  try {
-    for (auto& fe : ends)
-      fe->res = std::make_unique<TestResources>(fabric->dev, fabric->gid, cfg, fe->initiator ? Role::Initiator : Role::Target);
-  } catch (const std::exception& e) {
-    err = std::string("cannot set up ") + point_name(cfg) + ": " + e.what();
-  }
-  if (std::string e = first_error(w, hosts, err); !e.empty()) {
-    record_phase_error(e);
-    return true;
-  }
-
-  // 2. Swap endpoints: to rank j, {"i": ours for flow me->j, "t": ours for flow j->me}.
-  std::vector<json> outj(w.size, json::object());
-  for (auto& fe : ends) {
-    int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-    outj[peer][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoint());
-  }
-  std::vector<std::string> out(w.size);
-  for (int r = 0; r < w.size; ++r) out[r] = outj[r].empty() ? "" : outj[r].dump();
-  std::vector<std::string> in = alltoall(w, out);
-  try {
-    for (auto& fe : ends) {
-      int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-      json pj = control::decode_payload(in[peer]);
-      const char* key = fe->initiator ? "t" : "i";
-      if (!pj.contains(key)) throw control::ProtocolError("rank " + std::to_string(peer) + " sent no endpoint for this flow");
-      fe->res->connect(control::endpoint_from_json(pj[key], wk.qps));
-    }
-  } catch (const std::exception& e) {
-    err = std::string("cannot connect ") + point_name(cfg) + ": " + e.what();
-  }
-  if (std::string e = first_error(w, hosts, err); !e.empty()) {
-    record_phase_error(e);
-    return true;
-  }
-  quiet_barrier();  // every QP is at RTS with its receives posted
-  const double setup = std::chrono::duration<double>(Clock::now() - t0).count();
-
-  // 3. Run: one thread per flow end that has work (passive WRITE/READ targets have none).
-  std::atomic<bool> stop{false};
-  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
-  const bool responds = wk.mode == Mode::Lat && wk.op != Op::Read;
-  std::vector<std::thread> initiators, receivers, responders;
-  for (auto& fe : ends) {
-    FlowEnd* p = fe.get();
-    RunControl ctl;
-    ctl.interrupted = &g_interrupted;
-    ctl.idle_timeout = std::chrono::seconds(o.timeout_s);
-    if (p->initiator) {
-      initiators.emplace_back([p, ctl] {
-        try {
-          run_initiator(*p, ctl);
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
-    } else if (send_bw) {
-      p->expected.assign(wk.qps, wk.duration > 0 ? UINT64_MAX : wk.iters + wk.warmup);
-      ctl.on_idle = [p] {
-        std::lock_guard<std::mutex> lock(p->expected_mu);
-        if (p->have_final) p->expected = p->final_expected;
-      };
-      receivers.emplace_back([p, ctl] {
-        try {
-          p->received = run_bw_receiver(*p->res, p->expected, ctl).per_qp;
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
-    } else if (responds) {
-      ctl.idle_timeout = std::chrono::hours(24);  // the initiator decides when it ends
-      responders.emplace_back([p, ctl, &stop]() mutable {
-        bool finished = false;
-        RunControl c = ctl;
-        c.on_idle = [&] { finished = stop.load(); };
-        try {
-          run_lat_responder(*p->res, &finished, c);
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
-    }
-  }
-  for (std::thread& t : initiators) t.join();
-  const bool duration_send = send_bw && wk.duration > 0;
-  if (!duration_send)
-    for (std::thread& t : receivers) t.join();
-
-  // 4. Tell each receiver what was sent: to rank j, our sent counts for flow me->j.
-  std::vector<std::string> sent_out(w.size);
-  for (auto& fe : ends)
-    if (fe->initiator) sent_out[fe->flow.dst] = json{{"sent", fe->sent}, {"ok", fe->error.empty()}}.dump();
-  std::vector<std::string> sent_in = alltoall(w, sent_out);
-  for (auto& fe : ends) {
-    if (fe->initiator || !send_bw) continue;
-    json sj = json::parse(sent_in[fe->flow.src], nullptr, false);
-    std::vector<uint64_t> sent;
-    if (sj.is_object() && sj.contains("sent")) sent = sj["sent"].get<std::vector<uint64_t>>();
-    if (duration_send) {
-      std::lock_guard<std::mutex> lock(fe->expected_mu);
-      // A failed sender's counts may be short: the receiver then ends on its idle timeout.
-      fe->final_expected = sent.size() == wk.qps ? sent : std::vector<uint64_t>(wk.qps, 0);
-      fe->have_final = true;
-    }
-  }
-  if (duration_send)
-    for (std::thread& t : receivers) t.join();
-  for (auto& fe : ends) {
-    if (fe->initiator || !send_bw || !fe->error.empty()) continue;
-    json sj = json::parse(sent_in[fe->flow.src], nullptr, false);
-    if (!sj.is_object() || !sj.value("ok", false)) continue;  // the sender reports its own error
-    std::vector<uint64_t> sent = sj["sent"].get<std::vector<uint64_t>>();
-    for (uint32_t q = 0; q < wk.qps && q < sent.size(); ++q)
-      if (fe->received.size() <= q || fe->received[q] != sent[q]) {
-        fe->error = "rank " + std::to_string(w.rank) + " received " + std::to_string(fe->received.size() > q ? fe->received[q] : 0) +
-                    " messages on QP " + std::to_string(q) + " but " + std::to_string(sent[q]) + " were sent";
-        break;
-      }
-  }
-  quiet_barrier();  // every initiator is done
-  stop.store(true);
-  for (std::thread& t : responders) t.join();
-
-  // 5. Results to rank 0.
-  json mine = json::array();
-  for (auto& fe : ends) {
-    json r = {{"src", fe->flow.src}, {"dst", fe->flow.dst}, {"initiator", fe->initiator}};
-    if (!fe->error.empty()) r["error"] = "rank " + std::to_string(w.rank) + " (" + hosts[w.rank] + "): " + fe->error;
-    if (fe->initiator && fe->error.empty()) {
-      fe->result.setup_seconds = setup;
-      json fig = json::object();
-      for (const auto& [k, v] : figures(fe->result)) fig[k] = number(v);
-      r["figures"] = fig;
-      r["per_qp"] = fe->result.per_qp;
-      if (fe->result.latency) {
-        r["hist"] = {{"config", cfg},
-                     {"per_qp_messages", json::array({fe->result.per_qp})},
-                     {"per_qp_latency", json::array({{{"min_ns", fe->result.qp_lat_min_ns},
-                                                      {"max_ns", fe->result.qp_lat_max_ns},
-                                                      {"mean_ns", fe->result.qp_lat_mean_ns}}})},
-                     {"latency_kind", latency_kind(cfg)},
-                     {"histogram", fe->hist}};
-      } else {
-        r["hist"] = {{"config", cfg}, {"per_qp_messages", json::array({fe->result.per_qp})}};
-      }
-    }
-    mine.push_back(r);
-  }
-  std::vector<std::string> gathered;
-  {
-    std::string s = mine.dump();
-    int len = static_cast<int>(s.size());
-    std::vector<int> lens(w.size), offs(w.size);
-    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    int total = 0;
-    for (int r = 0; r < w.size; ++r) {
-      offs[r] = total;
-      total += lens[r];
-    }
-    std::string buf(w.rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-    MPI_Gatherv(s.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (w.rank == 0)
-      for (int r = 0; r < w.size; ++r) gathered.push_back(buf.substr(offs[r], lens[r]));
-  }
-  int interrupted = g_interrupted.load() ? 1 : 0, any_interrupted = 0;
-  MPI_Allreduce(&interrupted, &any_interrupted, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (w.rank != 0) return any_interrupted == 0;
-
-  // Rank 0: one entry per flow, in the phase's order.
-  std::map<std::pair<int, int>, json> result_of;
-  std::map<std::pair<int, int>, std::string> error_of;
-  for (const std::string& g : gathered)
-    for (const json& r : json::parse(g)) {
-      std::pair<int, int> key{r["src"].get<int>(), r["dst"].get<int>()};
-      if (r.contains("error") && !error_of.count(key)) error_of[key] = r["error"];
-      if (r.contains("figures")) result_of[key] = r;
-    }
-  for (const Flow& f : flows) {
-    std::pair<int, int> key{f.src, f.dst};
-    std::string name = bench_name(o.pattern, cfg, flow_tail(f));
-    json b = base_entry(name, point_index, instance++);
-    b["point"] = point_name(cfg);
-    json hist;
-    if (error_of.count(key) || !result_of.count(key)) {
-      b["error_occurred"] = true;
-      b["error_message"] = error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src);
-    } else {
-      const json& r = result_of[key];
-      const json& fig = r["figures"];
-      double secs = fig["seconds"].is_number() ? fig["seconds"].get<double>() : 0;
-      b["iterations"] = 1;
-      b["real_time"] = secs * 1e3;
-      b["cpu_time"] = fig.contains("cpu_seconds") ? fig["cpu_seconds"].get<double>() * 1e3 : 0.0;
-      b["time_unit"] = "ms";
-      for (const auto& [k, v] : fig.items()) b[k] = v;
-      if (wk.mode == Mode::Lat) b["label"] = latency_kind(cfg);
-      hist = r["hist"];
-    }
-    b["src_rank"] = f.src;
-    b["dst_rank"] = f.dst;
-    b["src_host"] = hosts[f.src];
-    b["dst_host"] = hosts[f.dst];
-    point_entries.push_back(b);
-    report->add(b, std::to_string(f.src) + "->" + std::to_string(f.dst), hist);
-  }
-  return any_interrupted == 0;
-}
-
-json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
-  const SweepSpec& s = o.spec;
-  json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
-                {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
-                {"signal_every", s.signal_every}, {"inline_size", s.inline_size}, {"poll_batch", s.poll_batch},
-                {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
-  char date[64];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int liblen = 0;
-  MPI_Get_library_version(lib, &liblen);
-  std::string mpi(lib, static_cast<size_t>(liblen));
-  if (auto nl = mpi.find_first_of("\r\n"); nl != std::string::npos) mpi.resize(nl);
-  return {{"schema_version", kResultsSchemaVersion},
-          {"tool", "rdmasweep"},
-          {"command", "mesh"},
-          {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", RDMASWEEP_GIT_REV},
-          {"date", date},
-          {"executable", "rdmasweep"},
-          {"library_build_type", "release"},
-          {"pattern", to_string(o.pattern)},
-          {"ranks", w.size},
-          {"rank_info", ranks},
-          {"host_name", ranks.at(0).value("host", "")},
-          {"device", ranks.at(0).value("device", "")},
-          {"mpi_library", mpi},
-          {"sweep_file", o.config_file},
-          {"sweep", sweep},
-          {"points", points},
-          {"rate_note", "per-flow rates are measured by the flow's initiator; a .../total entry's rates are the sum of its flows' rates"},
-          {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
-          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
 
 int run_mesh(const World& w, int argc, char** argv) {
@@ -801,18 +126,20 @@ int run_mesh(const World& w, int argc, char** argv) {
   std::vector<std::vector<Flow>> phases = phases_of(o.pattern, w.size);
   size_t flows_per_point = 0;
   for (const auto& p : phases) flows_per_point += p.size();
+  std::unique_ptr<MeshReport> report;  // rank 0 only
   if (w.rank == 0) {
-    run.report = std::make_unique<MeshReport>(o.out, make_context(o, w, ranks, points.size()));
+    report = std::make_unique<MeshReport>(o.out, make_context(o, w, ranks, points.size()));
+    run.report = report.get();
     size_t width = 5;
     for (const TestConfig& c : points) width = std::max(width, point_name(c).size());
-    run.report->set_width(width);
+    report->set_width(width);
     std::fprintf(stderr, "rdmasweep mesh: %s, %d ranks, %zu point(s), %zu flow(s) per point\n", to_string(o.pattern),
                  w.size, points.size(), flows_per_point);
     for (const json& r : ranks)
       std::fprintf(stderr, "rdmasweep mesh:   rank %d: %s %s port %u, GID index %d (%s %s)\n", r["rank"].get<int>(),
                    r.value("host", "").c_str(), r.value("device", "").c_str(), r.value("port", 0u), r.value("gid_index", -1),
                    r.value("gid_type", "").c_str(), r.value("gid", "").c_str());
-    run.report->write(false);
+    report->write(false);
   }
 
   bool go_on = true;
@@ -825,71 +152,39 @@ int run_mesh(const World& w, int argc, char** argv) {
       if (!go_on) break;
     }
     if (w.rank != 0) continue;
-    if (o.pattern != Pattern::Pairs && go_on) {
-      // Aggregate: summed rates of the flows that ran at the same time.
-      json b = base_entry(bench_name(o.pattern, points[pi], "total"), pi, instance++);
-      b["point"] = point_name(points[pi]);
-      double bps = 0, ips = 0, msgs = 0, bytes = 0, secs = 0;
-      size_t ok = 0;
-      for (const json& e : entries) {
-        if (e.value("error_occurred", false)) continue;
-        ++ok;
-        bps += e["bytes_per_second"].get<double>();
-        ips += e["items_per_second"].get<double>();
-        msgs += e["messages"].get<double>();
-        bytes += e["bytes"].get<double>();
-        secs = std::max(secs, e["seconds"].get<double>());
-      }
-      if (ok != entries.size() || entries.empty()) {
-        b["error_occurred"] = true;
-        b["error_message"] = std::to_string(entries.size() - ok) + " of " + std::to_string(entries.size()) + " flows failed";
-      } else {
-        b["iterations"] = 1;
-        b["real_time"] = secs * 1e3;
-        b["cpu_time"] = 0.0;
-        b["time_unit"] = "ms";
-        b["bytes_per_second"] = bps;
-        b["items_per_second"] = ips;
-        b["messages"] = msgs;
-        b["bytes"] = bytes;
-        b["seconds"] = secs;
-        b["flows"] = entries.size();
-        b["src_rank"] = -1;
-        b["dst_rank"] = -1;
-      }
-      run.report->add(b, "total");
-    }
-    run.report->write(false);
+    if (o.pattern != Pattern::Pairs && go_on)  // aggregate: the summed rates of the flows that ran together
+      report->add(total_entry(o.pattern, points[pi], pi, instance, entries), "total");
+    report->write(false);
   }
   int code = kOk;
   if (w.rank == 0) {
     std::string reason = g_interrupted || !go_on ? "interrupted" : "";
-    run.report->write(true, reason);
-    std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", run.report->failed(),
-                 run.report->doc()["benchmarks"].size(), o.out.c_str(), run.report->hist_path().c_str());
-    if (!run.report->write_error().empty()) {
+    report->write(true, reason);
+    std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report->failed(),
+                 report->doc()["benchmarks"].size(), o.out.c_str(), report->hist_path().c_str());
+    if (!report->write_error().empty()) {
       std::fprintf(stderr, "rdmasweep mesh: could not write the results (%s); printing them to stdout instead\n",
-                   run.report->write_error().c_str());
-      std::printf("%s\n", run.report->doc().dump(2).c_str());
+                   report->write_error().c_str());
+      std::printf("%s\n", report->doc().dump(2).c_str());
       code = kFailed;
     } else if (!go_on) {
       code = kInterrupted;
-    } else if (run.report->failed() > 0) {
+    } else if (report->failed() > 0) {
       code = kFailed;
     }
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return code;
+  return broadcast(code);
 }
+
+}  // namespace
+}  // namespace mesh_detail
 
 #endif  // RDMASWEEP_HAVE_MPI
 
-}  // namespace
-
 int mesh_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
+  if (mesh_detail::wants_help(argc, argv)) {
     std::string help;
-    parse_mesh(argc, argv, &help, false);
+    mesh_detail::parse_mesh(argc, argv, &help, false);
     std::cout << help;
 #ifndef RDMASWEEP_HAVE_MPI
     std::cout << "(this rdmasweep was built without MPI: install libopenmpi-dev and rebuild)\n";
@@ -905,12 +200,12 @@ int mesh_main(int argc, char** argv) {
     std::fprintf(stderr, "rdmasweep mesh: MPI_Init failed\n");
     return kFailed;
   }
-  World w;
+  mesh_detail::World w;
   MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &w.size);
   int code = kFailed;
   try {
-    code = run_mesh(w, argc, argv);
+    code = mesh_detail::run_mesh(w, argc, argv);
   } catch (const std::exception& e) {
     // Out of step with the other ranks: say which rank failed and take them all down.
     std::fprintf(stderr, "rdmasweep mesh: rank %d: %s\n", w.rank, e.what());

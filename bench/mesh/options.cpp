@@ -1,0 +1,129 @@
+// `rdmasweep mesh`'s option parsing (Boost.Program_options): see options.hpp.
+#include "bench/mesh/options.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "bench/cli.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+namespace po = boost::program_options;
+
+const char* to_string(Pattern p) {
+  switch (p) {
+    case Pattern::Pairs: return "pairs";
+    case Pattern::Incast: return "incast";
+    case Pattern::AllToAll: return "all-to-all";
+  }
+  return "?";
+}
+
+MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
+  MeshOptions m;
+  int gid = -1;
+  unsigned ib_port = 1;
+  std::string pattern;
+  std::map<std::string, std::string> axis;
+  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
+  po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
+  fabric.add_options()
+    ("device,d", po::value(&m.fabric.device), "RDMA device (default: the first one)")
+    ("gid-index,x", po::value(&gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
+    ("ib-port,i", po::value(&ib_port)->default_value(1), "device port")
+    ("timeout", po::value(&m.timeout_s)->default_value(10), "seconds without a completion before a peer is declared dead");
+  po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
+  work.add_options()
+    ("pattern", po::value(&pattern)->default_value("pairs"), "pairs (every ordered pair in turn), incast (all to rank 0 at once), all-to-all")
+    ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys")
+    ("op", ax("op"), "send, write, read (default send)")
+    ("mode", ax("mode"), "bw, or lat (pairs only) (default bw)")
+    ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)")
+    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
+    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
+    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
+    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
+    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
+    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
+    ("cq-depth", ax("cq_depth"), "CQ depth per flow; 0 = what its QPs can have outstanding (default 0)")
+    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
+    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
+    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
+    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)");
+  po::options_description out("Output");
+  out.add_options()
+    ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
+    ("help,h", "this help");
+  po::options_description all;
+  all.add(fabric).add(work).add(out);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw cli::UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    m.help = true;
+    std::ostringstream s;
+    s << "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all [options]\n"
+         "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
+         "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.\n"
+      << all;
+    *help_text = s.str();
+    return m;
+  }
+  if (ib_port < 1 || ib_port > 255) throw cli::UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
+  m.fabric.port = static_cast<uint8_t>(ib_port);
+  if (gid < -1 || gid > 65535) throw cli::UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
+  m.fabric.gid_index = gid;
+  if (m.timeout_s < 1 || m.timeout_s > 86400) throw cli::UsageError("--timeout: must be between 1 and 86400 seconds");
+  if (pattern == "pairs") m.pattern = Pattern::Pairs;
+  else if (pattern == "incast") m.pattern = Pattern::Incast;
+  else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
+  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
+  if (load_sweep) {
+    try {
+      if (!m.config_file.empty()) m.spec = load_sweep_file(m.config_file);
+      for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
+      if (axis.count("iters")) m.spec.duration = 0;
+    } catch (const ConfigError& e) {
+      throw cli::UsageError(e.what());
+    }
+    if (m.spec.repetitions > 1)
+      throw cli::UsageError("repetitions: mesh runs each point once (got " + std::to_string(m.spec.repetitions) +
+                            "); run the mesh again to repeat it");
+    for (uint64_t s : m.spec.srq)
+      if (s != 0) throw cli::UsageError("srq: not supported by mesh");
+    if (m.pattern != Pattern::Pairs) {
+      // Latency is a property of one link: it is measured by pairs. A sweep that also
+      // has bandwidth points (configs/quick.json) runs those and says what it left out.
+      std::vector<std::string> modes;
+      for (const std::string& mode : m.spec.mode)
+        if (mode != "lat") modes.push_back(mode);
+      if (modes.empty())
+        throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
+      if (modes.size() != m.spec.mode.size())
+        std::fprintf(stderr, "rdmasweep mesh: latency points skipped: --pattern %s measures bandwidth (latency runs with pairs)\n",
+                     to_string(m.pattern));
+      m.spec.mode = modes;
+    }
+  }
+  if (m.out.empty()) m.out = cli::default_out_path();
+  return m;
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
+
+}  // namespace rdmasweep::mesh_detail

@@ -1,0 +1,33 @@
+// `rdmasweep mesh`'s command line: the traffic pattern and the options every rank
+// parses. Kept apart from the MPI code so that it builds (and --help works) without
+// MPI. Private to the mesh files (namespace mesh_detail), like everything in bench/mesh/.
+#pragma once
+
+#include <string>
+
+#include "core/config.hpp"
+#include "core/sweep.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+enum class Pattern { Pairs, Incast, AllToAll };
+
+const char* to_string(Pattern p);
+
+struct MeshOptions {
+  FabricConfig fabric;
+  int timeout_s = 10;
+  Pattern pattern = Pattern::Pairs;
+  std::string config_file;
+  SweepSpec spec;
+  std::string out;
+  bool help = false;
+};
+
+// Parses the command line. With `load_sweep` false the sweep file is not read (only
+// rank 0 reads it and sends the points to the others), so it need only exist there.
+MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep);
+
+bool wants_help(int argc, char** argv);
+
+}  // namespace rdmasweep::mesh_detail

@@ -1,0 +1,42 @@
+// The plan and the flows of `rdmasweep mesh`: a pattern is a list of phases, each a
+// set of flows (src rank -> dst rank) that run at the same time, and Runner runs one
+// phase of one point on every rank: it builds this rank's ends of the flows on core's
+// TestResources, swaps endpoints over MPI, runs core's hot loops on a thread per flow
+// end, and sends the figures to rank 0, which adds them to the report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/mesh/options.hpp"
+#include "bench/mesh/world.hpp"
+#include "core/config.hpp"
+#include "core/session.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+class MeshReport;
+
+struct Flow {
+  int src, dst;
+};
+
+// Which flows run together: pairs is one phase per ordered pair, incast and
+// all-to-all one phase with all their flows.
+std::vector<std::vector<Flow>> phases_of(Pattern p, int n);
+
+struct Runner {
+  World w;
+  MeshOptions o;
+  LocalFabric* fabric = nullptr;
+  std::vector<std::string> hosts;
+  MeshReport* report = nullptr;  // rank 0 only
+
+  // Runs one phase of one point. Returns false when the sweep must stop (interrupted).
+  bool run_phase(const TestConfig& cfg, size_t point_index, const std::vector<Flow>& flows, size_t& instance,
+                 std::vector<nlohmann::json>& point_entries);
+};
+
+}  // namespace rdmasweep::mesh_detail

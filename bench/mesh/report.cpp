@@ -1,0 +1,201 @@
+// Rank 0's entries, console table and result files for `rdmasweep mesh`: see report.hpp.
+#include "bench/mesh/report.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+MeshReport::MeshReport(std::string path, json context) : path_(std::move(path)) {
+  doc_["context"] = std::move(context);
+  doc_["context"]["incomplete"] = true;
+  doc_["benchmarks"] = json::array();
+  hist_path_ = path_;
+  const std::string ext = ".json";
+  if (hist_path_.size() > ext.size() && hist_path_.compare(hist_path_.size() - ext.size(), ext.size(), ext) == 0)
+    hist_path_.resize(hist_path_.size() - ext.size());
+  hist_path_ += ".hist.json";
+  hist_doc_ = {{"schema_version", kResultsSchemaVersion}, {"results_file", path_}, {"points", json::object()}};
+}
+
+void MeshReport::add(json b, const std::string& flow_label, const json& hist) {
+  print_row(b, flow_label);
+  if (!hist.is_null()) hist_doc_["points"][b["name"].get<std::string>()] = hist;
+  if (!b.value("error_occurred", false)) ++ok_;
+  else ++failed_;
+  doc_["benchmarks"].push_back(std::move(b));
+}
+
+void MeshReport::write(bool final_write, const std::string& incomplete_reason) {
+  if (final_write) {
+    doc_["context"]["incomplete"] = !incomplete_reason.empty();
+    if (!incomplete_reason.empty()) doc_["context"]["incomplete_reason"] = incomplete_reason;
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    char b[64];
+    std::snprintf(b, sizeof b, "wall %.1f s", wall);
+    doc_["context"]["time_summary"] = b;
+  }
+  try {
+    write_json_atomic(path_, doc_);
+    write_json_atomic(hist_path_, hist_doc_);
+    write_error_.clear();
+  } catch (const std::exception& e) {
+    if (write_error_.empty())
+      std::fprintf(stderr, "rdmasweep mesh: %s (results kept in memory; trying again after the next point)\n", e.what());
+    write_error_ = e.what();
+  }
+}
+
+void MeshReport::print_row(const json& b, const std::string& flow) {
+  if (!header_) {
+    std::printf("%-*s %-12s %10s %9s %9s %9s %9s\n", static_cast<int>(width_), "point", "src->dst", "messages", "Gb/s",
+                "Mmsg/s", "p50 us", "p99 us");
+    header_ = true;
+  }
+  const std::string point = b.value("point", b["name"].get<std::string>());
+  if (b.value("error_occurred", false)) {
+    std::printf("%-*s %-12s ERROR: %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
+                b["error_message"].get<std::string>().c_str());
+  } else {
+    auto col = [&](const char* k, double scale) {
+      char s[32];
+      if (b.contains(k) && b[k].is_number()) std::snprintf(s, sizeof s, "%9.3f", b[k].get<double>() * scale);
+      else std::snprintf(s, sizeof s, "%9s", "-");
+      return std::string(s);
+    };
+    std::printf("%-*s %-12s %10.0f %s %s %s %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
+                b["messages"].get<double>(), col("bytes_per_second", 8 / 1e9).c_str(),
+                col("items_per_second", 1 / 1e6).c_str(), col("lat_p50_us", 1).c_str(), col("lat_p99_us", 1).c_str());
+  }
+  std::fflush(stdout);
+}
+
+std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail) {
+  return std::string("mesh/") + to_string(p) + "/" + point_name(c) + "/" + tail;
+}
+
+std::string flow_tail(const Flow& f) { return "src:" + std::to_string(f.src) + "/dst:" + std::to_string(f.dst); }
+
+json base_entry(const std::string& name, size_t family, size_t instance) {
+  return {{"name", name},   {"family_index", family}, {"per_family_instance_index", instance},
+          {"run_name", name}, {"run_type", "iteration"}, {"repetitions", 1},
+          {"repetition_index", 0}, {"threads", 1}};
+}
+
+json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
+  const SweepSpec& s = o.spec;
+  json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
+                {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
+                {"signal_every", s.signal_every}, {"inline_size", s.inline_size}, {"poll_batch", s.poll_batch},
+                {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
+  char date[64];
+  std::time_t t = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
+  const std::string mpi = mpi_library_version();
+  return {{"schema_version", kResultsSchemaVersion},
+          {"tool", "rdmasweep"},
+          {"command", "mesh"},
+          {"tool_version", RDMASWEEP_VERSION},
+          {"git_revision", RDMASWEEP_GIT_REV},
+          {"date", date},
+          {"executable", "rdmasweep"},
+          {"library_build_type", "release"},
+          {"pattern", to_string(o.pattern)},
+          {"ranks", w.size},
+          {"rank_info", ranks},
+          {"host_name", ranks.at(0).value("host", "")},
+          {"device", ranks.at(0).value("device", "")},
+          {"mpi_library", mpi},
+          {"sweep_file", o.config_file},
+          {"sweep", sweep},
+          {"points", points},
+          {"rate_note", "per-flow rates are measured by the flow's initiator; a .../total entry's rates are the sum of its flows' rates"},
+          {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
+          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
+}
+
+void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, size_t point_index, size_t& instance,
+                      const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
+                      const std::vector<std::string>& hosts, std::vector<json>& point_entries) {
+  std::map<std::pair<int, int>, json> result_of;
+  std::map<std::pair<int, int>, std::string> error_of;
+  for (const std::string& g : gathered)
+    for (const json& r : json::parse(g)) {
+      std::pair<int, int> key{r["src"].get<int>(), r["dst"].get<int>()};
+      if (r.contains("error") && !error_of.count(key)) error_of[key] = r["error"];
+      if (r.contains("figures")) result_of[key] = r;
+    }
+  for (const Flow& f : flows) {
+    std::pair<int, int> key{f.src, f.dst};
+    std::string name = bench_name(pattern, cfg, flow_tail(f));
+    json b = base_entry(name, point_index, instance++);
+    b["point"] = point_name(cfg);
+    json hist;
+    if (error_of.count(key) || !result_of.count(key)) {
+      b["error_occurred"] = true;
+      b["error_message"] = error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src);
+    } else {
+      const json& r = result_of[key];
+      const json& fig = r["figures"];
+      double secs = fig["seconds"].is_number() ? fig["seconds"].get<double>() : 0;
+      b["iterations"] = 1;
+      b["real_time"] = secs * 1e3;
+      b["cpu_time"] = fig.contains("cpu_seconds") ? fig["cpu_seconds"].get<double>() * 1e3 : 0.0;
+      b["time_unit"] = "ms";
+      for (const auto& [k, v] : fig.items()) b[k] = v;
+      if (cfg.work.mode == Mode::Lat) b["label"] = latency_kind(cfg);
+      hist = r["hist"];
+    }
+    b["src_rank"] = f.src;
+    b["dst_rank"] = f.dst;
+    b["src_host"] = hosts[f.src];
+    b["dst_host"] = hosts[f.dst];
+    point_entries.push_back(b);
+    report.add(b, std::to_string(f.src) + "->" + std::to_string(f.dst), hist);
+  }
+}
+
+json total_entry(Pattern pattern, const TestConfig& cfg, size_t point_index, size_t instance,
+                 const std::vector<json>& entries) {
+  json b = base_entry(bench_name(pattern, cfg, "total"), point_index, instance);
+  b["point"] = point_name(cfg);
+  double bps = 0, ips = 0, msgs = 0, bytes = 0, secs = 0;
+  size_t ok = 0;
+  for (const json& e : entries) {
+    if (e.value("error_occurred", false)) continue;
+    ++ok;
+    bps += e["bytes_per_second"].get<double>();
+    ips += e["items_per_second"].get<double>();
+    msgs += e["messages"].get<double>();
+    bytes += e["bytes"].get<double>();
+    secs = std::max(secs, e["seconds"].get<double>());
+  }
+  if (ok != entries.size() || entries.empty()) {
+    b["error_occurred"] = true;
+    b["error_message"] = std::to_string(entries.size() - ok) + " of " + std::to_string(entries.size()) + " flows failed";
+  } else {
+    b["iterations"] = 1;
+    b["real_time"] = secs * 1e3;
+    b["cpu_time"] = 0.0;
+    b["time_unit"] = "ms";
+    b["bytes_per_second"] = bps;
+    b["items_per_second"] = ips;
+    b["messages"] = msgs;
+    b["bytes"] = bytes;
+    b["seconds"] = secs;
+    b["flows"] = entries.size();
+    b["src_rank"] = -1;
+    b["dst_rank"] = -1;
+  }
+  return b;
+}
+
+}  // namespace rdmasweep::mesh_detail

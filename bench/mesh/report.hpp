@@ -1,0 +1,70 @@
+// Rank 0's side of `rdmasweep mesh`: the entries (Google Benchmark JSON, one per flow
+// and one summed "total" per point of incast and all-to-all), the console table, and
+// the results and histogram files, rewritten after every point so that an
+// interrupted sweep still leaves valid JSON.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/mesh/options.hpp"
+#include "bench/mesh/phase.hpp"
+#include "bench/mesh/world.hpp"
+#include "core/config.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+using nlohmann::json;
+
+class MeshReport {
+ public:
+  MeshReport(std::string path, json context);
+
+  // Prints the entry's row and keeps it (and its histogram record, when given).
+  void add(json b, const std::string& flow_label, const json& hist = json());
+  // Writes both files; the final write marks the results complete unless given a reason.
+  void write(bool final_write, const std::string& incomplete_reason = "");
+
+  size_t failed() const { return failed_; }
+  const std::string& write_error() const { return write_error_; }
+  const json& doc() const { return doc_; }
+  const std::string& hist_path() const { return hist_path_; }
+
+  void set_width(size_t w) { width_ = w; }
+
+ private:
+  void print_row(const json& b, const std::string& flow);
+
+  std::string path_, hist_path_;
+  json doc_, hist_doc_;
+  size_t ok_ = 0, failed_ = 0, width_ = 40;
+  bool header_ = false;
+  std::string write_error_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// mesh/<pattern>/<point>/<tail>
+std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail);
+// src:<i>/dst:<j>
+std::string flow_tail(const Flow& f);
+// The fields every entry has.
+json base_entry(const std::string& name, size_t family, size_t instance);
+
+// The results file's context: tool, ranks, MPI library, the sweep.
+json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points);
+
+// Adds one entry per flow of a phase, in the phase's order, from what the ranks sent
+// (gathered[r]: rank r's results and errors for its ends of the flows).
+void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, size_t point_index, size_t& instance,
+                      const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
+                      const std::vector<std::string>& hosts, std::vector<json>& point_entries);
+
+// Aggregate: summed rates of the flows that ran at the same time.
+json total_entry(Pattern pattern, const TestConfig& cfg, size_t point_index, size_t instance,
+                 const std::vector<json>& entries);
+
+}  // namespace rdmasweep::mesh_detail
