@@ -36,6 +36,7 @@
 #include "bench/mesh/phase.hpp"
 #include "bench/mesh/report.hpp"
 #include "bench/mesh/world.hpp"
+#include "core/clock.hpp"
 #include "core/connection.hpp"
 #include "core/results.hpp"
 #include "core/session.hpp"
@@ -90,6 +91,13 @@ int run_mesh(const World& w, int argc, char** argv) {
     } catch (const std::exception&) {
       // Rank 0 parsed the same line (or, with A : B launches, its own); use the defaults.
     }
+  }
+
+  // Rank 0 checked the name; each rank calibrates its own TSC.
+  try {
+    ticks::init(ticks::parse(o.clock));
+  } catch (const std::invalid_argument&) {
+    ticks::init(ticks::Source::System);  // this rank's CPU has no TSC (A : B launches)
   }
 
   // Every rank opens its fabric and checks every point against its device.

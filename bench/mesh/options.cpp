@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench/cli.hpp"
+#include "core/clock.hpp"
 
 namespace rdmasweep::mesh_detail {
 
@@ -55,10 +56,17 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
     ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
     ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)");
+    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
+    ("srq", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["srq"] = v; }),
+     "SEND: each flow's receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
+    ("events", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["events"] = v; }),
+     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
+    ("clock", po::value(&m.clock)->default_value("auto"),
+     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
+     "where the CPU has one)")
     ("help,h", "this help");
   po::options_description all;
   all.add(fabric).add(work).add(out);
@@ -88,6 +96,11 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   else if (pattern == "incast") m.pattern = Pattern::Incast;
   else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
   else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  try {
+    ticks::parse(m.clock);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
   if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
   if (load_sweep) {
     try {
@@ -100,8 +113,6 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     if (m.spec.repetitions > 1)
       throw cli::UsageError("repetitions: mesh runs each point once (got " + std::to_string(m.spec.repetitions) +
                             "); run the mesh again to repeat it");
-    for (uint64_t s : m.spec.srq)
-      if (s != 0) throw cli::UsageError("srq: not supported by mesh");
     if (m.pattern != Pattern::Pairs) {
       // Latency is a property of one link: it is measured by pairs. A sweep that also
       // has bandwidth points (configs/quick.json) runs those and says what it left out.

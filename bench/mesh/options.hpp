@@ -21,6 +21,7 @@ struct MeshOptions {
   std::string config_file;
   SweepSpec spec;
   std::string out;
+  std::string clock = "auto";  // latency timestamps: auto, tsc, system (as the client's --clock)
   bool help = false;
 };
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/results.hpp"
 
 namespace rdmasweep::mesh_detail {
@@ -95,6 +96,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
   json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
                 {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
                 {"signal_every", s.signal_every}, {"inline_size", s.inline_size}, {"poll_batch", s.poll_batch},
+                {"srq", s.srq},        {"events", s.events},
                 {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
   char date[64];
   std::time_t t = std::time(nullptr);
@@ -114,6 +116,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"host_name", ranks.at(0).value("host", "")},
           {"device", ranks.at(0).value("device", "")},
           {"mpi_library", mpi},
+          {"clock", ticks::source_name()},
           {"sweep_file", o.config_file},
           {"sweep", sweep},
           {"points", points},

@@ -207,6 +207,36 @@ TEST(Mesh, LatencyPairs) {
   }
 }
 
+// The loop knobs the client has: a shared receive queue per flow and completion
+// events, on incast (every sender at rank 0's SRQs at once), and the clock named.
+TEST(Mesh, SharedReceiveQueueAndEvents) {
+  REQUIRE_MESH();
+  const std::string out = temp_dir() + "/srq.json";
+  std::vector<std::string> argv = mpirun(kRanks);
+  for (const char* a : {"--pattern", "incast", "--op", "send", "--srq", "--events", "0,1", "-q", "4", "-s", "64", "-n",
+                        "50", "--warmup", "5", "--clock", "system", "--out"})
+    argv.push_back(a);
+  argv.push_back(out);
+  Outcome o = run(argv, 300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json doc = load(out);
+  ASSERT_TRUE(doc.is_object()) << both(o);
+  EXPECT_EQ(doc["context"]["clock"], "system");
+  EXPECT_EQ(doc["context"]["sweep"]["srq"], json::array({1}));
+  std::set<std::string> points;
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    std::string name = b["name"];
+    EXPECT_NE(name.find("/srq"), std::string::npos);
+    if (name.find("/total") != std::string::npos) continue;
+    points.insert(name.substr(0, name.find("/src:")));
+    EXPECT_EQ(b["messages"].get<double>(), 4 * 50);  // every message reached its QP through the SRQ
+    EXPECT_EQ(b["qp_messages_min"].get<double>(), 50);
+  }
+  EXPECT_EQ(points.size(), 2u) << "events 0 and 1";  // the event variant is a point of its own
+}
+
 // Bad input: one line from rank 0, a non-zero exit, no traffic.
 TEST(Mesh, LatencyOnlyWithPairs) {
   REQUIRE_MESH();
