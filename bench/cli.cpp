@@ -58,6 +58,24 @@ static po::variables_map run_parser_with_host(int argc, char** argv, const po::o
   return run_parser(argc, argv, parse_set, &pos);
 }
 
+void add_knob_options(po::options_description& d, std::map<std::string, std::string>& axis) {
+  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
+  auto flag = [&](const char* key) {
+    return po::value<std::string>()->implicit_value("1")->notifier([&, key](const std::string& v) { axis[key] = v; });
+  };
+  d.add_options()
+    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
+    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
+    ("cq-depth", ax("cq_depth"), "depth of the QPs' shared CQ; 0 = what they can have outstanding (default 0)")
+    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
+    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
+    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
+    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
+    ("srq", flag("srq"), "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
+    ("events", flag("events"),
+     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
+}
+
 static std::string help_of(const char* usage, const po::options_description& all) {
   std::ostringstream s;
   s << usage << "\n" << all;
@@ -88,18 +106,8 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
     ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
     ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
-    ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)")
-    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
-    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
-    ("cq-depth", ax("cq_depth"), "shared CQ depth; 0 = what all QPs can have outstanding (default 0)")
-    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
-    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
-    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
-    ("srq", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["srq"] = v; }),
-     "SEND: the server's QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
-    ("events", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["events"] = v; }),
-     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
+    ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
+  add_knob_options(work, axis);
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")

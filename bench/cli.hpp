@@ -3,12 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/config.hpp"
 #include "core/sweep.hpp"
+
+namespace boost::program_options {
+class options_description;
+}
 
 namespace rdmasweep::cli {
 
@@ -59,5 +64,9 @@ DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 
 std::string default_out_path();
+
+// The loop knobs' options (-t, -r, --cq-depth, -l, -Q, -I, --poll-batch, --srq,
+// --events), the same for client and mesh: each value lands in axis[key].
+void add_knob_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
 
 }  // namespace rdmasweep::cli

@@ -49,18 +49,8 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
     ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
     ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
-    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
-    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
-    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
-    ("cq-depth", ax("cq_depth"), "CQ depth per flow; 0 = what its QPs can have outstanding (default 0)")
-    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
-    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
-    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
-    ("srq", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["srq"] = v; }),
-     "SEND: each flow's receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
-    ("events", po::value<std::string>()->implicit_value("1")->notifier([&](const std::string& v) { axis["events"] = v; }),
-     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
+    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)");
+  cli::add_knob_options(work, axis);
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")

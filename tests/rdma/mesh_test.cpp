@@ -81,6 +81,19 @@ json load(const std::string& path) {
 
 std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
+// Runs `ranks` ranks with `args` and a fresh --out; expects success and a results file.
+void run_ok(int ranks, std::initializer_list<const char*> args, json* doc) {
+  std::vector<std::string> argv = mpirun(ranks);
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string out = temp_dir() + "/mesh.json";
+  argv.push_back("--out");
+  argv.push_back(out);
+  Outcome o = run(argv, 300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  *doc = load(out);
+  ASSERT_TRUE(doc->is_object()) << "no valid results file; " << both(o);
+}
+
 // Runs one pattern on the small sweep and checks every flow of every point.
 void check_pattern(const std::string& pattern) {
   const std::string out = temp_dir() + "/mesh.json";
@@ -183,16 +196,10 @@ TEST(Mesh, AllToAll) {
 
 TEST(Mesh, LatencyPairs) {
   REQUIRE_MESH();
-  const std::string out = temp_dir() + "/lat.json";
-  std::vector<std::string> argv = mpirun(2);
-  for (const char* a : {"--pattern", "pairs", "--mode", "lat", "--op", "send,write,read", "-s", "64", "-n", "50", "--warmup",
-                        "5", "--out"})
-    argv.push_back(a);
-  argv.push_back(out);
-  Outcome o = run(argv, 300s);
-  ASSERT_EQ(o.code, 0) << both(o);
-  json doc = load(out);
-  ASSERT_TRUE(doc.is_object()) << both(o);
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(run_ok(2, {"--pattern", "pairs", "--mode", "lat", "--op", "send,write,read", "-s", "64", "-n", "50",
+                                     "--warmup", "5"},
+                                 &doc));
   ASSERT_EQ(doc["benchmarks"].size(), 6u);  // 3 ops x 2 ordered pairs
   for (const json& b : doc["benchmarks"]) {
     SCOPED_TRACE(b.dump());
@@ -211,16 +218,10 @@ TEST(Mesh, LatencyPairs) {
 // events, on incast (every sender at rank 0's SRQs at once), and the clock named.
 TEST(Mesh, SharedReceiveQueueAndEvents) {
   REQUIRE_MESH();
-  const std::string out = temp_dir() + "/srq.json";
-  std::vector<std::string> argv = mpirun(kRanks);
-  for (const char* a : {"--pattern", "incast", "--op", "send", "--srq", "--events", "0,1", "-q", "4", "-s", "64", "-n",
-                        "50", "--warmup", "5", "--clock", "system", "--out"})
-    argv.push_back(a);
-  argv.push_back(out);
-  Outcome o = run(argv, 300s);
-  ASSERT_EQ(o.code, 0) << both(o);
-  json doc = load(out);
-  ASSERT_TRUE(doc.is_object()) << both(o);
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(run_ok(kRanks, {"--pattern", "incast", "--op", "send", "--srq", "--events", "0,1", "-q", "4", "-s",
+                                          "64", "-n", "50", "--warmup", "5", "--clock", "system"},
+                                 &doc));
   EXPECT_EQ(doc["context"]["clock"], "system");
   EXPECT_EQ(doc["context"]["sweep"]["srq"], json::array({1}));
   std::set<std::string> points;
