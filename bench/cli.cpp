@@ -58,8 +58,22 @@ static po::variables_map run_parser_with_host(int argc, char** argv, const po::o
   return run_parser(argc, argv, parse_set, &pos);
 }
 
+// An option whose value (a list or a range) overrides the sweep's key.
+static po::typed_value<std::string>* axis_value(std::map<std::string, std::string>& axis, const char* key) {
+  return po::value<std::string>()->notifier([&axis, key](const std::string& v) { axis[key] = v; });
+}
+
+void add_length_options(po::options_description& d, std::map<std::string, std::string>& axis) {
+  auto ax = [&](const char* key) { return axis_value(axis, key); };
+  d.add_options()
+    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
+    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
+    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
+    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)");
+}
+
 void add_knob_options(po::options_description& d, std::map<std::string, std::string>& axis) {
-  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
+  auto ax = [&](const char* key) { return axis_value(axis, key); };
   auto flag = [&](const char* key) {
     return po::value<std::string>()->implicit_value("1")->notifier([&, key](const std::string& v) { axis[key] = v; });
   };
@@ -101,12 +115,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("config,c", po::value(&c.config_file), "sweep file (configs/*.json); options below override its keys")
     ("op", ax("op"), "send, write, read (default send)")
     ("mode", ax("mode"), "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")
-    ("qps,q", ax("qps"), "RC QPs, all on one shared CQ (default 1)")
-    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
-    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
-    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
-    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
-    ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
+    ("qps,q", ax("qps"), "RC QPs, all on one shared CQ (default 1)");
+  add_length_options(work, axis);
+  work.add_options()("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
   add_knob_options(work, axis);
   po::options_description out("Output");
   out.add_options()

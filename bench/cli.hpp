@@ -65,6 +65,9 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 
 std::string default_out_path();
 
+// -s, -n, -D, --warmup: what each point sends and for how long, the same for client
+// and mesh: each value lands in axis[key].
+void add_length_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
 // The loop knobs' options (-t, -r, --cq-depth, -l, -Q, -I, --poll-batch, --srq,
 // --events), the same for client and mesh: each value lands in axis[key].
 void add_knob_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);

@@ -45,11 +45,8 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys")
     ("op", ax("op"), "send, write, read (default send)")
     ("mode", ax("mode"), "bw, or lat (pairs only) (default bw)")
-    ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)")
-    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
-    ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
-    ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
-    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)");
+    ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)");
+  cli::add_length_options(work, axis);
   cli::add_knob_options(work, axis);
   po::options_description out("Output");
   out.add_options()
