@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace rdmasweep {
@@ -69,6 +71,31 @@ nlohmann::json histogram_json(const Histogram& h) {
     if (c[i] != 0) buckets.push_back({Histogram::bucket_low(i), Histogram::bucket_high(i), c[i]});
   return {{"unit", "ns"},       {"count", h.count()}, {"min", h.min()}, {"max", h.max()},
           {"mean", h.mean()},   {"buckets_format", "[low, high, count]"}, {"buckets", buckets}};
+}
+
+void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more) {
+  const uint64_t n1 = into.value("count", uint64_t{0}), n2 = more.value("count", uint64_t{0});
+  if (n2 == 0) return;
+  if (n1 == 0) {
+    into = more;
+    return;
+  }
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_low;  // low -> (high, count)
+  for (const nlohmann::json& h : {std::cref(into), std::cref(more)})
+    for (const auto& b : h["buckets"]) {
+      auto& slot = by_low[b[0].get<uint64_t>()];
+      slot.first = b[1].get<uint64_t>();
+      slot.second += b[2].get<uint64_t>();
+    }
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& [low, hc] : by_low) buckets.push_back({low, hc.first, hc.second});
+  const double mean = (into["mean"].get<double>() * static_cast<double>(n1) + more["mean"].get<double>() * static_cast<double>(n2)) /
+                      static_cast<double>(n1 + n2);
+  into["count"] = n1 + n2;
+  into["min"] = std::min(into["min"].get<uint64_t>(), more["min"].get<uint64_t>());
+  into["max"] = std::max(into["max"].get<uint64_t>(), more["max"].get<uint64_t>());
+  into["mean"] = mean;
+  into["buckets"] = std::move(buckets);
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j) {

@@ -41,6 +41,9 @@ const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
 
 nlohmann::json histogram_json(const Histogram& h);  // non-empty buckets with bounds
+// Adds histogram_json `more` into `into` (the JSON of the merged histograms), for
+// results that arrive as JSON (a mesh's ranks send theirs to rank 0).
+void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more);
 
 // Jain's fairness index of per-QP counts: 1 when every QP got the same share, 1/n
 // when one QP got everything.

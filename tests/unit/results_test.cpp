@@ -94,4 +94,31 @@ TEST(Results, HistogramJsonListsNonEmptyBucketsWithBounds) {
   EXPECT_EQ(j["count"], 3);
 }
 
+// Merging two histograms' JSON gives the JSON of one histogram that recorded both.
+TEST(Results, MergedHistogramJsonEqualsOneHistogramOfBoth) {
+  Histogram a, b, both;
+  for (uint64_t v : {700u, 700u, 5'000u, 123'456u}) {
+    a.record(v);
+    both.record(v);
+  }
+  for (uint64_t v : {300u, 5'001u, 9'000'000u}) {
+    b.record(v);
+    both.record(v);
+  }
+  nlohmann::json j = histogram_json(a);
+  merge_histogram_json(j, histogram_json(b));
+  nlohmann::json want = histogram_json(both);
+  EXPECT_EQ(j["buckets"], want["buckets"]);
+  EXPECT_EQ(j["count"], want["count"]);
+  EXPECT_EQ(j["min"], want["min"]);
+  EXPECT_EQ(j["max"], want["max"]);
+  EXPECT_NEAR(j["mean"].get<double>(), want["mean"].get<double>(), 1e-6);
+
+  nlohmann::json empty = histogram_json(Histogram());  // merging nothing changes nothing, either way
+  merge_histogram_json(j, empty);
+  EXPECT_EQ(j["count"], want["count"]);
+  merge_histogram_json(empty, histogram_json(a));
+  EXPECT_EQ(empty, histogram_json(a));
+}
+
 }  // namespace rdmasweep
