@@ -1,8 +1,9 @@
 """Rank x rank heatmaps for tools/plot from `rdmasweep mesh` results: one chart per
-sweep point, a cell per (source, destination) flow coloured by its Gb/s, so a slow
-link stands out in a `pairs` run."""
+sweep point, a cell per (source, destination) flow coloured by its Gb/s (the median
+over repetitions when there are several), so a slow link stands out in a `pairs` run."""
 
 import math
+import statistics
 
 import matplotlib
 
@@ -21,14 +22,24 @@ def heatmaps(doc, out_dir):
     ctx = doc["context"]
     ranks = int(ctx["ranks"])
     hosts = [ri.get("host") if isinstance(ri, dict) else None for ri in ctx.get("rank_info") or []]
-    flows = {}
+    runs, medians = {}, {}  # point -> {(src, dst): Gb/s of each repetition / the _median aggregate}
     for b in doc.get("benchmarks", []):
         src, dst = b.get("src_rank", -1), b.get("dst_rank", -1)
         if b.get("error_occurred") or not (0 <= src < ranks and 0 <= dst < ranks):
             continue
         bps = b.get("bytes_per_second")
-        if isinstance(bps, (int, float)):
-            flows.setdefault(b.get("point") or b.get("run_name", b["name"]), {})[(src, dst)] = bps * 8 / 1e9
+        if not isinstance(bps, (int, float)):
+            continue
+        point = b.get("point") or b.get("run_name", b["name"])
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians.setdefault(point, {})[(src, dst)] = bps * 8 / 1e9
+        else:
+            runs.setdefault(point, {}).setdefault((src, dst), []).append(bps * 8 / 1e9)
+    # A flow's cell: its _median aggregate, else the median of its repetitions.
+    flows = {p: {c: statistics.median(v) for c, v in cells.items()} for p, cells in runs.items()}
+    for p, cells in medians.items():
+        flows.setdefault(p, {}).update(cells)
     charts = []
     for point, cells in flows.items():
         m = [[math.nan] * ranks for _ in range(ranks)]
@@ -37,10 +48,12 @@ def heatmaps(doc, out_dir):
         fig, ax = plt.subplots(figsize=(2.2 + 1.1 * ranks, 1.6 + 1.0 * ranks))
         im = ax.imshow(m, cmap="viridis")
         fig.colorbar(im, ax=ax, label="Gb/s (payload)")
-        top = max(cells.values())
+        lo, hi = min(cells.values()), max(cells.values())
         for (s, d), v in cells.items():
+            # Dark text on viridis' light upper half, light text on its dark lower half.
+            light_cell = hi > lo and (v - lo) / (hi - lo) > 0.5
             ax.text(d, s, f"{v:.3g}", ha="center", va="center", fontsize=9,
-                    color="black" if v > 0.6 * top else "white")
+                    color="black" if light_cell else "white")
         labels = [f"{r}" + (f"\n{hosts[r]}" if r < len(hosts) and isinstance(hosts[r], str) else "") for r in range(ranks)]
         ax.set_xticks(range(ranks), labels)
         ax.set_yticks(range(ranks), labels)

@@ -39,6 +39,38 @@ class MeshHeatmap(TempDirCase):
         name = sorted(f for f in os.listdir(first) if f.endswith(".png"))[0]
         self.assertNotEqual(read_png(os.path.join(first, name))[3], read_png(os.path.join(second, name))[3])
 
+    def test_repetitions_are_drawn_at_their_median(self):
+        # A flow with repetitions is drawn at its median: the median of its runs, or its
+        # _median aggregate when there is one; the other aggregates (cv!) are not drawn.
+        def render(doc, name):
+            out = os.path.join(self.tmp, name)
+            r = run_tool("plot", save(doc, os.path.join(self.tmp, name + ".json")), "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            png = sorted(f for f in os.listdir(out) if f.endswith(".png"))[0]
+            return read_png(os.path.join(out, png))[3]
+
+        def with_first_flow(entries):
+            doc = load("mesh-pairs.json")
+            first = doc["benchmarks"][0]
+            doc["benchmarks"][0:1] = [dict(first, **e) for e in entries]
+            return doc, first["bytes_per_second"]
+
+        doc, bps = with_first_flow([{}])
+        doc["benchmarks"][0]["bytes_per_second"] = 3 * bps
+        at_3x = render(doc, "ref3")
+        doc["benchmarks"][0]["bytes_per_second"] = 5 * bps
+        at_5x = render(doc, "ref5")
+        self.assertNotEqual(at_3x, at_5x)
+
+        runs = [{"bytes_per_second": f * bps, "repetitions": 3, "repetition_index": i}
+                for i, f in enumerate((1, 3, 100))]
+        cv = {"run_type": "aggregate", "aggregate_name": "cv", "aggregate_unit": "percentage", "bytes_per_second": 0.5}
+        doc, _ = with_first_flow(runs + [cv])
+        self.assertEqual(render(doc, "runs"), at_3x)
+        median = {"run_type": "aggregate", "aggregate_name": "median", "bytes_per_second": 5 * bps}
+        doc, _ = with_first_flow(runs + [median, cv])
+        self.assertEqual(render(doc, "agg"), at_5x)
+
     def test_failed_flows_only_is_an_error(self):
         doc = load("mesh-pairs.json")
         for b in doc["benchmarks"]:
