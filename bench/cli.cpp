@@ -1,5 +1,6 @@
 #include "bench/cli.hpp"
 
+#include <cstdio>
 #include <ctime>
 #include <sstream>
 #include <sys/stat.h>
@@ -69,7 +70,33 @@ void add_length_options(po::options_description& d, std::map<std::string, std::s
     ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
     ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
     ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
-    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)");
+    ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
+    ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
+}
+
+void add_cq_policy_option(po::options_description& d, std::string* policy) {
+  d.add_options()("cq-policy", po::value(policy)->default_value("error"),
+                  "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or "
+                  "cap (halve the queue depths until it fits, shown in the point's name)");
+}
+
+bool cq_policy_caps(const std::string& policy) {
+  if (policy != "error" && policy != "cap") throw UsageError("--cq-policy: '" + policy + "' is not one of error, cap");
+  return policy == "cap";
+}
+
+void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::string& whose, const char* prefix) {
+  for (TestConfig& p : points) {
+    TestConfig capped = cap_to_cq(p, max_cqe);
+    if (point_name(capped) == point_name(p)) continue;
+    if (prefix) std::fprintf(stderr,
+                 "%s: %s: capped to fit %s max_cqe %llu: tx_depth %u -> %u, rx_depth %u -> %u, signal_every %u -> %u "
+                 "(runs as %s)\n",
+                 prefix, point_name(p).c_str(), whose.c_str(), static_cast<unsigned long long>(max_cqe), p.knobs.tx_depth,
+                 capped.knobs.tx_depth, p.knobs.rx_depth, capped.knobs.rx_depth, p.knobs.signal_every,
+                 capped.knobs.signal_every, point_name(capped).c_str());
+    p = capped;
+  }
 }
 
 void add_knob_options(po::options_description& d, std::map<std::string, std::string>& axis) {
@@ -117,14 +144,12 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("mode", ax("mode"), "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")
     ("qps,q", ax("qps"), "RC QPs, all on one shared CQ (default 1)");
   add_length_options(work, axis);
-  work.add_options()("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
   add_knob_options(work, axis);
+  std::string policy;
+  add_cq_policy_option(work, &policy);
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
-    ("cq-policy", po::value<std::string>()->default_value("error"),
-     "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or cap (halve "
-     "the queue depths until it fits, shown in the point's name)")
     ("clock", po::value(&c.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
      "where the CPU has one)")
@@ -150,9 +175,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     throw UsageError(e.what());
   }
   c.progress = !vm.count("no-progress");
-  const std::string policy = vm["cq-policy"].as<std::string>();
-  if (policy != "error" && policy != "cap") throw UsageError("--cq-policy: '" + policy + "' is not one of error, cap");
-  c.cap_to_cq = policy == "cap";
+  c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();
   return c;
 }

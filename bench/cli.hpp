@@ -65,9 +65,18 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 
 std::string default_out_path();
 
-// -s, -n, -D, --warmup: what each point sends and for how long, the same for client
-// and mesh: each value lands in axis[key].
+// -s, -n, -D, --warmup, --repetitions: what each point sends, for how long and how
+// often, the same for client and mesh: each value lands in axis[key].
 void add_length_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
+// --cq-policy error|cap, the same for client and mesh: the value lands in *policy;
+// cq_policy_caps() checks it (UsageError) and says whether it is cap.
+void add_cq_policy_option(boost::program_options::options_description& d, std::string* policy);
+bool cq_policy_caps(const std::string& policy);
+// What --cq-policy cap does: each point whose QPs' outstanding work needs more than one
+// CQ of `max_cqe` entries gets its depths halved until it fits (core's cap_to_cq), and
+// a line on stderr ("<prefix>: <point>: capped to fit <whose> max_cqe ...") says so
+// (no line when prefix is null: another process says it).
+void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::string& whose, const char* prefix);
 // The loop knobs' options (-t, -r, --cq-depth, -l, -Q, -I, --poll-batch, --srq,
 // --events), the same for client and mesh: each value lands in axis[key].
 void add_knob_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);

@@ -87,21 +87,6 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
 
-// --cq-policy cap: shrink each point's queues to fit one CQ, and say so.
-void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const char* whose) {
-  for (TestConfig& p : points) {
-    TestConfig capped = cap_to_cq(p, max_cqe);
-    if (point_name(capped) == point_name(p)) continue;
-    std::fprintf(stderr,
-                 "rdmasweep: %s: capped to fit %s max_cqe %llu: tx_depth %u -> %u, rx_depth %u -> %u, signal_every %u -> %u "
-                 "(runs as %s)\n",
-                 point_name(p).c_str(), whose, static_cast<unsigned long long>(max_cqe), p.knobs.tx_depth,
-                 capped.knobs.tx_depth, p.knobs.rx_depth, capped.knobs.rx_depth, p.knobs.signal_every,
-                 capped.knobs.signal_every, point_name(capped).c_str());
-    p = capped;
-  }
-}
-
 }  // namespace
 
 int client_main(int argc, char** argv) {
@@ -119,14 +104,14 @@ int client_main(int argc, char** argv) {
   }
   check_writable(o.out);
   LocalFabric fabric = LocalFabric::open(o.fabric);
-  if (o.cap_to_cq) cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's");
+  if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
   SessionOptions so;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
-  if (o.cap_to_cq) cap_points(points, session.server().max_cqe, "the server's");
+  if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
   std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n", fabric.dev.name().c_str(),
                fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
                fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size(),

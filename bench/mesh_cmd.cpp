@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <vector>
@@ -68,7 +69,7 @@ int run_mesh(const World& w, int argc, char** argv) {
       std::vector<TestConfig> points = expand(o.spec);
       if (w.size < 2) throw cli::UsageError("needs at least 2 ranks: start it with mpirun -np N (N >= 2)");
       check_writable(o.out);
-      st = {{"code", 0}, {"points", points}};
+      st = {{"code", 0}, {"points", points}, {"cap_to_cq", o.cap_to_cq}, {"repetitions", o.spec.repetitions}};
     } catch (const cli::UsageError& e) {
       st = {{"code", kUsage}, {"error", std::string(e.what()) + " (see `rdmasweep mesh --help`)"}};
     } catch (const ConfigError& e) {
@@ -84,6 +85,9 @@ int run_mesh(const World& w, int argc, char** argv) {
     return st["code"].get<int>();
   }
   std::vector<TestConfig> points = st["points"].get<std::vector<TestConfig>>();
+  // Rank 0's sweep, for every rank: the others did not read the sweep file.
+  const bool cap_to_cq = st["cap_to_cq"].get<bool>();
+  const uint32_t reps = st["repetitions"].get<uint32_t>();
   if (w.rank != 0) {
     std::string help;
     try {
@@ -100,18 +104,18 @@ int run_mesh(const World& w, int argc, char** argv) {
     ticks::init(ticks::Source::System);  // this rank's CPU has no TSC (A : B launches)
   }
 
-  // Every rank opens its fabric and checks every point against its device.
+  // Every rank opens its fabric and tells the others what it has.
   std::unique_ptr<LocalFabric> fabric;
   std::string err;
   json me;
   try {
     fabric = std::make_unique<LocalFabric>(LocalFabric::open(o.fabric));
-    for (const TestConfig& c : points) check_device_limits(c, fabric->dev);
     control::Hello h = fabric->hello();
     me = {{"rank", w.rank},         {"host", h.host},           {"device", h.device},
           {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
           {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
-          {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel}};
+          {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
+          {"max_cqe", fabric->dev.attr().max_cqe}};
   } catch (const std::exception& e) {
     err = e.what();
     me = {{"rank", w.rank}, {"host", hostname()}};
@@ -123,6 +127,22 @@ int run_mesh(const World& w, int argc, char** argv) {
   for (const std::string& s : infos) {
     ranks.push_back(json::parse(s));
     run.hosts.push_back(ranks.back().value("host", "?"));
+  }
+  // Then every rank checks every point against its device: with --cq-policy cap, first
+  // shrunk to fit the smallest CQ of all ranks (the same points on every rank).
+  if (err.empty()) {
+    try {
+      if (cap_to_cq) {
+        size_t smallest = 0;
+        for (size_t r = 1; r < ranks.size(); ++r)
+          if (ranks[r].value("max_cqe", INT64_MAX) < ranks[smallest].value("max_cqe", INT64_MAX)) smallest = r;
+        const uint64_t max_cqe = ranks[smallest]["max_cqe"].get<uint64_t>();
+        cli::cap_points(points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
+      }
+      for (const TestConfig& c : points) check_device_limits(c, fabric->dev);
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
   }
   if (std::string e = first_error(w, run.hosts, err); !e.empty()) {
     if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", e.c_str());
@@ -139,7 +159,7 @@ int run_mesh(const World& w, int argc, char** argv) {
     report = std::make_unique<MeshReport>(o.out, make_context(o, w, ranks, points.size()));
     run.report = report.get();
     size_t width = 5;
-    for (const TestConfig& c : points) width = std::max(width, point_name(c).size());
+    for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (reps > 1 ? 7 : 0));
     report->set_width(width);
     std::fprintf(stderr, "rdmasweep mesh: %s, %d ranks, %zu point(s), %zu flow(s) per point\n", to_string(o.pattern),
                  w.size, points.size(), flows_per_point);
@@ -152,16 +172,29 @@ int run_mesh(const World& w, int argc, char** argv) {
 
   bool go_on = true;
   for (size_t pi = 0; pi < points.size() && go_on; ++pi) {
-    size_t instance = 0;
-    std::vector<json> entries;
-    for (const auto& phase : phases) {
-      quiet_barrier();  // one phase at a time: the others wait here
-      go_on = run.run_phase(points[pi], pi, phase, instance, entries);
-      if (!go_on) break;
+    std::vector<json> runs;  // rank 0: the point's entries over all repetitions
+    for (uint32_t rep = 0; rep < reps && go_on; ++rep) {
+      EntryPos at{pi, 0, rep, reps};
+      std::vector<json> entries;
+      for (const auto& phase : phases) {
+        quiet_barrier();  // one phase at a time: the others wait here
+        go_on = run.run_phase(points[pi], at, phase, entries);
+        if (!go_on) break;
+      }
+      if (w.rank != 0) continue;
+      if (o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
+        entries.push_back(total_entry(o.pattern, points[pi], at, entries));
+        report->add(entries.back(), "total");
+      }
+      runs.insert(runs.end(), entries.begin(), entries.end());
+      report->write(false);
     }
-    if (w.rank != 0) continue;
-    if (o.pattern != Pattern::Pairs && go_on)  // aggregate: the summed rates of the flows that ran together
-      report->add(total_entry(o.pattern, points[pi], pi, instance, entries), "total");
+    if (w.rank != 0 || !go_on) continue;
+    for (json& a : aggregate_entries(runs)) {
+      const int src = a.value("src_rank", -1), dst = a.value("dst_rank", -1);
+      const std::string label = src < 0 ? "total" : std::to_string(src) + "->" + std::to_string(dst);
+      report->add(std::move(a), label);
+    }
     report->write(false);
   }
   int code = kOk;

@@ -48,6 +48,8 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)");
   cli::add_length_options(work, axis);
   cli::add_knob_options(work, axis);
+  std::string policy;
+  cli::add_cq_policy_option(work, &policy);
   po::options_description out("Output");
   out.add_options()
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
@@ -83,6 +85,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   else if (pattern == "incast") m.pattern = Pattern::Incast;
   else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
   else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  m.cap_to_cq = cli::cq_policy_caps(policy);
   try {
     ticks::parse(m.clock);
   } catch (const std::invalid_argument& e) {
@@ -97,9 +100,6 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     } catch (const ConfigError& e) {
       throw cli::UsageError(e.what());
     }
-    if (m.spec.repetitions > 1)
-      throw cli::UsageError("repetitions: mesh runs each point once (got " + std::to_string(m.spec.repetitions) +
-                            "); run the mesh again to repeat it");
     if (m.pattern != Pattern::Pairs) {
       // Latency is a property of one link: it is measured by pairs. A sweep that also
       // has bandwidth points (configs/quick.json) runs those and says what it left out.

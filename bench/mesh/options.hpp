@@ -22,6 +22,7 @@ struct MeshOptions {
   SweepSpec spec;
   std::string out;
   std::string clock = "auto";  // latency timestamps: auto, tsc, system (as the client's --clock)
+  bool cap_to_cq = false;      // --cq-policy cap, against the smallest max_cqe of all ranks
   bool help = false;
 };
 

@@ -138,7 +138,7 @@ json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestC
 
 }  // namespace
 
-bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vector<Flow>& flows, size_t& instance,
+bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
                        std::vector<json>& point_entries) {
   const Workload& wk = cfg.work;
   const auto t0 = Clock::now();
@@ -155,12 +155,13 @@ bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vec
   auto record_phase_error = [&](const std::string& err) {
     if (w.rank != 0) return;
     for (const Flow& f : flows) {
-      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), point_index, instance++);
+      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at);
       b["point"] = point_name(cfg);
       b["error_occurred"] = true;
       b["error_message"] = err;
       b["src_rank"] = f.src;
       b["dst_rank"] = f.dst;
+      point_entries.push_back(b);
       report->add(b, std::to_string(f.src) + "->" + std::to_string(f.dst));
     }
   };
@@ -293,7 +294,7 @@ bool Runner::run_phase(const TestConfig& cfg, size_t point_index, const std::vec
   // 5. Results to rank 0.
   std::vector<std::string> gathered = gather_to_root(w, flow_results(ends, cfg, setup, w, hosts).dump());
   const bool any_interrupted = any_rank(g_interrupted.load());
-  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, point_index, instance, flows, gathered, hosts, point_entries);
+  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries);
   return !any_interrupted;
 }
 

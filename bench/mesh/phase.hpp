@@ -18,6 +18,7 @@
 namespace rdmasweep::mesh_detail {
 
 class MeshReport;
+struct EntryPos;
 
 struct Flow {
   int src, dst;
@@ -34,8 +35,9 @@ struct Runner {
   std::vector<std::string> hosts;
   MeshReport* report = nullptr;  // rank 0 only
 
-  // Runs one phase of one point. Returns false when the sweep must stop (interrupted).
-  bool run_phase(const TestConfig& cfg, size_t point_index, const std::vector<Flow>& flows, size_t& instance,
+  // Runs one phase of one repetition of a point; rank 0 adds its entries at `at`.
+  // Returns false when the sweep must stop (interrupted).
+  bool run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
                  std::vector<nlohmann::json>& point_entries);
 };
 

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +31,19 @@ MeshReport::MeshReport(std::string path, json context) : path_(std::move(path)) 
 
 void MeshReport::add(json b, const std::string& flow_label, const json& hist) {
   print_row(b, flow_label);
-  if (!hist.is_null()) hist_doc_["points"][b["name"].get<std::string>()] = hist;
+  if (!hist.is_null()) {
+    json& points = hist_doc_["points"];
+    const std::string name = b["name"];
+    if (!points.contains(name)) {
+      points[name] = hist;
+    } else {  // another repetition of the flow: one record per flow, as the client keeps one per point
+      json& p = points[name];
+      for (const char* k : {"per_qp_messages", "per_qp_latency"})
+        if (hist.contains(k))
+          for (const json& v : hist[k]) p[k].push_back(v);
+      if (hist.contains("histogram")) merge_histogram_json(p["histogram"], hist["histogram"]);
+    }
+  }
   if (!b.value("error_occurred", false)) ++ok_;
   else ++failed_;
   doc_["benchmarks"].push_back(std::move(b));
@@ -61,7 +75,9 @@ void MeshReport::print_row(const json& b, const std::string& flow) {
                 "Mmsg/s", "p50 us", "p99 us");
     header_ = true;
   }
-  const std::string point = b.value("point", b["name"].get<std::string>());
+  std::string point = b.value("point", b["name"].get<std::string>());
+  const bool pct = b.value("aggregate_unit", "") == "percentage";
+  if (b.value("run_type", "") == "aggregate") point += "_" + b["aggregate_name"].get<std::string>();
   if (b.value("error_occurred", false)) {
     std::printf("%-*s %-12s ERROR: %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
                 b["error_message"].get<std::string>().c_str());
@@ -72,9 +88,11 @@ void MeshReport::print_row(const json& b, const std::string& flow) {
       else std::snprintf(s, sizeof s, "%9s", "-");
       return std::string(s);
     };
-    std::printf("%-*s %-12s %10.0f %s %s %s %s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
-                b["messages"].get<double>(), col("bytes_per_second", 8 / 1e9).c_str(),
-                col("items_per_second", 1 / 1e6).c_str(), col("lat_p50_us", 1).c_str(), col("lat_p99_us", 1).c_str());
+    // A cv row's figures are ratios: shown as percentages, as the client shows them.
+    std::printf("%-*s %-12s %10.0f %s %s %s %s%s\n", static_cast<int>(width_), point.c_str(), flow.c_str(),
+                b["messages"].get<double>() * (pct ? 100 : 1), col("bytes_per_second", pct ? 100 : 8 / 1e9).c_str(),
+                col("items_per_second", pct ? 100 : 1 / 1e6).c_str(), col("lat_p50_us", pct ? 100 : 1).c_str(),
+                col("lat_p99_us", pct ? 100 : 1).c_str(), pct ? "  (%)" : "");
   }
   std::fflush(stdout);
 }
@@ -85,10 +103,10 @@ std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail) 
 
 std::string flow_tail(const Flow& f) { return "src:" + std::to_string(f.src) + "/dst:" + std::to_string(f.dst); }
 
-json base_entry(const std::string& name, size_t family, size_t instance) {
-  return {{"name", name},   {"family_index", family}, {"per_family_instance_index", instance},
-          {"run_name", name}, {"run_type", "iteration"}, {"repetitions", 1},
-          {"repetition_index", 0}, {"threads", 1}};
+json base_entry(const std::string& name, EntryPos& at) {
+  return {{"name", name},         {"family_index", at.family},        {"per_family_instance_index", at.instance++},
+          {"run_name", name},     {"run_type", "iteration"},          {"repetitions", at.repetitions},
+          {"repetition_index", at.repetition}, {"threads", 1}};
 }
 
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
@@ -125,7 +143,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
 
-void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, size_t point_index, size_t& instance,
+void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries) {
   std::map<std::pair<int, int>, json> result_of;
@@ -139,7 +157,7 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
   for (const Flow& f : flows) {
     std::pair<int, int> key{f.src, f.dst};
     std::string name = bench_name(pattern, cfg, flow_tail(f));
-    json b = base_entry(name, point_index, instance++);
+    json b = base_entry(name, at);
     b["point"] = point_name(cfg);
     json hist;
     if (error_of.count(key) || !result_of.count(key)) {
@@ -166,9 +184,8 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
   }
 }
 
-json total_entry(Pattern pattern, const TestConfig& cfg, size_t point_index, size_t instance,
-                 const std::vector<json>& entries) {
-  json b = base_entry(bench_name(pattern, cfg, "total"), point_index, instance);
+json total_entry(Pattern pattern, const TestConfig& cfg, EntryPos& at, const std::vector<json>& entries) {
+  json b = base_entry(bench_name(pattern, cfg, "total"), at);
   b["point"] = point_name(cfg);
   double bps = 0, ips = 0, msgs = 0, bytes = 0, secs = 0;
   size_t ok = 0;
@@ -199,6 +216,91 @@ json total_entry(Pattern pattern, const TestConfig& cfg, size_t point_index, siz
     b["dst_rank"] = -1;
   }
   return b;
+}
+
+namespace {
+
+// Sample statistics as Google Benchmark computes them (stddev with n - 1; cv = stddev / mean).
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+double stddev_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double m = mean_of(v), s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+double cv_of(const std::vector<double>& v) {
+  double m = mean_of(v);
+  return v.size() < 2 || m == 0 ? 0 : stddev_of(v) / m;
+}
+
+// Fields that say where an entry sits or what it is, not what it measured.
+bool is_figure(const std::string& k) {
+  static const std::set<std::string> identity = {"family_index", "per_family_instance_index", "repetitions",
+                                                  "repetition_index", "threads", "iterations", "src_rank",
+                                                  "dst_rank", "flows"};
+  return !identity.count(k);
+}
+
+}  // namespace
+
+std::vector<json> aggregate_entries(const std::vector<json>& runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const json*>> ok;
+  for (const json& r : runs) {
+    const std::string name = r["name"];
+    if (!ok.count(name)) order.push_back(name);
+    auto& v = ok[name];
+    if (!r.value("error_occurred", false)) v.push_back(&r);
+  }
+  struct Stat {
+    const char* name;
+    const char* unit;
+    double (*fn)(const std::vector<double>&);
+  };
+  static const Stat stats[] = {{"mean", "time", mean_of},
+                               {"median", "time", [](const std::vector<double>& v) { return median_of(v); }},
+                               {"stddev", "time", stddev_of},
+                               {"cv", "percentage", cv_of}};
+  std::vector<json> out;
+  for (const std::string& name : order) {
+    const std::vector<const json*>& rs = ok[name];
+    if (rs.size() < 2) continue;
+    const json& first = *rs.front();
+    for (const Stat& st : stats) {
+      json a = {{"name", name + "_" + st.name},
+                {"family_index", first["family_index"]},
+                {"per_family_instance_index", first["per_family_instance_index"]},
+                {"run_name", name},
+                {"run_type", "aggregate"},
+                {"repetitions", first["repetitions"]},
+                {"threads", 1},
+                {"aggregate_name", st.name},
+                {"aggregate_unit", st.unit},
+                {"iterations", rs.size()}};
+      for (const auto& [k, v] : first.items()) {
+        if (a.contains(k) || k == "repetition_index") continue;
+        if (!v.is_number() || !is_figure(k)) {
+          a[k] = v;  // point, label, hosts, ranks, time_unit: the same in every run
+          continue;
+        }
+        std::vector<double> xs;
+        for (const json* r : rs)
+          if (r->contains(k) && (*r)[k].is_number()) xs.push_back((*r)[k].get<double>());
+        a[k] = xs.empty() ? json(nullptr) : json(st.fn(xs));
+      }
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
 }
 
 }  // namespace rdmasweep::mesh_detail

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ class MeshReport {
  public:
   MeshReport(std::string path, json context);
 
-  // Prints the entry's row and keeps it (and its histogram record, when given).
+  // Prints the entry's row and keeps it (and its histogram record, when given; the
+  // records of a flow's repetitions are merged).
   void add(json b, const std::string& flow_label, const json& hist = json());
   // Writes both files; the final write marks the results complete unless given a reason.
   void write(bool final_write, const std::string& incomplete_reason = "");
@@ -47,24 +49,36 @@ class MeshReport {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Where the next entry sits in Google Benchmark's terms: the family is the point,
+// the instance the flow (counted again in each repetition, as Google Benchmark does).
+struct EntryPos {
+  size_t family = 0;
+  size_t instance = 0;
+  uint32_t repetition = 0, repetitions = 1;
+};
+
 // mesh/<pattern>/<point>/<tail>
 std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail);
 // src:<i>/dst:<j>
 std::string flow_tail(const Flow& f);
-// The fields every entry has.
-json base_entry(const std::string& name, size_t family, size_t instance);
+// The fields every iteration entry has; takes the next instance.
+json base_entry(const std::string& name, EntryPos& at);
 
 // The results file's context: tool, ranks, MPI library, the sweep.
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points);
 
 // Adds one entry per flow of a phase, in the phase's order, from what the ranks sent
 // (gathered[r]: rank r's results and errors for its ends of the flows).
-void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, size_t point_index, size_t& instance,
+void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries);
 
 // Aggregate: summed rates of the flows that ran at the same time.
-json total_entry(Pattern pattern, const TestConfig& cfg, size_t point_index, size_t instance,
-                 const std::vector<json>& entries);
+json total_entry(Pattern pattern, const TestConfig& cfg, EntryPos& at, const std::vector<json>& entries);
+
+// Google Benchmark's aggregates (mean, median, stddev, cv) of each entry name among
+// `runs` (one point's iteration entries over its repetitions), for every name with at
+// least two runs that did not fail.
+std::vector<json> aggregate_entries(const std::vector<json>& runs);
 
 }  // namespace rdmasweep::mesh_detail

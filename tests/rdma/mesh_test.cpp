@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -82,13 +84,14 @@ json load(const std::string& path) {
 std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 // Runs `ranks` ranks with `args` and a fresh --out; expects success and a results file.
-void run_ok(int ranks, std::initializer_list<const char*> args, json* doc) {
+void run_ok(int ranks, std::initializer_list<const char*> args, json* doc, Outcome* outcome = nullptr) {
   std::vector<std::string> argv = mpirun(ranks);
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string out = temp_dir() + "/mesh.json";
   argv.push_back("--out");
   argv.push_back(out);
   Outcome o = run(argv, 300s);
+  if (outcome) *outcome = o;
   ASSERT_EQ(o.code, 0) << both(o);
   *doc = load(out);
   ASSERT_TRUE(doc->is_object()) << "no valid results file; " << both(o);
@@ -236,6 +239,107 @@ TEST(Mesh, SharedReceiveQueueAndEvents) {
     EXPECT_EQ(b["qp_messages_min"].get<double>(), 50);
   }
   EXPECT_EQ(points.size(), 2u) << "events 0 and 1";  // the event variant is a point of its own
+}
+
+// --repetitions: every flow and total runs once per repetition with Google
+// Benchmark's repetition fields, then gets mean/median/stddev/cv aggregates computed
+// from those runs; a latency flow's histogram holds every repetition's round trips.
+TEST(Mesh, RepetitionsAddAggregates) {
+  REQUIRE_MESH();
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(run_ok(kRanks, {"--pattern", "incast", "--op", "send", "-s", "4096", "-n", "50", "--warmup", "5",
+                                          "--repetitions", "3"},
+                                 &doc));
+  std::map<std::string, std::vector<json>> runs;
+  std::map<std::string, std::map<std::string, json>> aggs;
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    EXPECT_EQ(b["repetitions"], 3);
+    if (b["run_type"] == "iteration") {
+      EXPECT_EQ(b["name"], b["run_name"]);
+      runs[b["name"]].push_back(b);
+    } else {
+      aggs[b["run_name"]][b["aggregate_name"]] = b;
+    }
+  }
+  ASSERT_EQ(runs.size(), 3u) << "2 flows and the total";
+  for (const auto& [name, rs] : runs) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(rs.size(), 3u);
+    std::vector<double> rate;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      EXPECT_EQ(rs[i]["repetition_index"], i);
+      EXPECT_EQ(rs[i]["per_family_instance_index"], rs[0]["per_family_instance_index"]);
+      rate.push_back(rs[i]["bytes_per_second"]);
+    }
+    ASSERT_EQ(aggs[name].size(), 4u);
+    const double mean = (rate[0] + rate[1] + rate[2]) / 3;
+    std::vector<double> sorted = rate;
+    std::sort(sorted.begin(), sorted.end());
+    double var = 0;
+    for (double r : rate) var += (r - mean) * (r - mean);
+    const double sd = std::sqrt(var / 2);
+    EXPECT_NEAR(aggs[name]["mean"]["bytes_per_second"].get<double>(), mean, mean * 1e-9);
+    EXPECT_NEAR(aggs[name]["median"]["bytes_per_second"].get<double>(), sorted[1], mean * 1e-9);
+    EXPECT_NEAR(aggs[name]["stddev"]["bytes_per_second"].get<double>(), sd, mean * 1e-9);
+    EXPECT_NEAR(aggs[name]["cv"]["bytes_per_second"].get<double>(), sd / mean, 1e-9);
+    EXPECT_EQ(aggs[name]["cv"]["aggregate_unit"], "percentage");
+    EXPECT_EQ(aggs[name]["mean"]["messages"].get<double>(), rs[0]["messages"].get<double>());
+    EXPECT_EQ(aggs[name]["median"]["iterations"], 3);
+    EXPECT_EQ(aggs[name]["median"]["src_rank"], rs[0]["src_rank"]);
+  }
+
+  // Latency: one histogram per flow, with the round trips of both repetitions.
+  const std::string out = temp_dir() + "/lat.json";
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "--mode", "lat", "--op", "write", "-s", "64", "-n", "20", "--warmup", "2",
+                        "--repetitions", "2", "--out", out.c_str()})
+    argv.push_back(a);
+  Outcome o = run(argv, 300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  EXPECT_NE(o.out.find("_median"), std::string::npos) << o.out;
+  json hist = load(out.substr(0, out.size() - 5) + ".hist.json");  // lat.json -> lat.hist.json
+  ASSERT_TRUE(hist.is_object()) << both(o);
+  ASSERT_EQ(hist["points"].size(), 2u) << hist.dump();
+  for (const auto& [name, p] : hist["points"].items()) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(p["per_qp_messages"], json::parse("[[20], [20]]"));
+    EXPECT_EQ(p["per_qp_latency"].size(), 2u);
+    EXPECT_EQ(p["histogram"]["count"], 40);
+  }
+}
+
+// --cq-policy: more outstanding work than one CQ holds stops the mesh before any
+// QP is made, naming max_cqe; with cap every rank runs the same shrunk points, and
+// rank 0 says what changed.
+TEST(Mesh, CqPolicyCapShrinksThePointsOnEveryRank) {
+  REQUIRE_MESH();
+  // 32 QPs x 1024 signaled WRITEs outstanding = 32768 CQEs: one over rxe's 32767.
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "--op", "write", "-q", "32", "-t", "1024", "-Q", "1", "-s", "64", "-n", "8",
+                        "--warmup", "0", "--out", "/tmp/rdmasweep-mesh-unused.json"})
+    argv.push_back(a);
+  Outcome refused = run(argv, 120s);
+  EXPECT_EQ(refused.code, 1) << both(refused);
+  EXPECT_NE(refused.err.find("max_cqe"), std::string::npos) << both(refused);
+
+  json doc;
+  Outcome o;
+  ASSERT_NO_FATAL_FAILURE(run_ok(2, {"--pattern", "pairs", "--op", "write", "-q", "32", "-t", "1024", "-Q", "1", "-s", "64",
+                                     "-n", "8", "--warmup", "0", "--cq-policy", "cap"},
+                                 &doc, &o));
+  // Said once, by rank 0, naming the rank whose CQ set the limit.
+  const std::string said = "write/bw/qps:32/size:64/cq:32768/tx:1024/signal:1: capped to fit rank ";
+  ASSERT_NE(o.err.find(said), std::string::npos) << both(o);
+  EXPECT_EQ(o.err.find(said, o.err.find(said) + 1), std::string::npos) << both(o);
+  ASSERT_EQ(doc["benchmarks"].size(), 2u);  // 0->1 and 1->0
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    EXPECT_NE(b["name"].get<std::string>().find("/tx:512"), std::string::npos);  // halved once, in the point's name
+    EXPECT_EQ(b["messages"].get<double>(), 32 * 8);
+  }
 }
 
 // Bad input: one line from rank 0, a non-zero exit, no traffic.
