@@ -61,6 +61,7 @@ struct FlowEnd {
   Flow flow;
   bool initiator = false;
   std::unique_ptr<TestResources> res;
+  bool reused = false;  // res ran the previous repetition of this phase
   std::string error;
   // initiator
   PointResult result;
@@ -81,6 +82,7 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
   PointResult& out = fe.result;
   out.cfg = cfg;
   out.name = point_name(cfg);
+  out.reused = fe.reused;
   fe.sent.assign(w.qps, 0);
   if (w.mode == Mode::Bw) {
     if (w.warmup > 0) {
@@ -166,14 +168,29 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     }
   };
 
-  // 1. Resources.
+  // 1. Resources: the previous repetition's, connected already (every rank decides
+  // alike: they are kept only when that repetition ended without an error anywhere),
+  // or new ones.
+  std::vector<std::unique_ptr<TestResources>> previous;
+  previous.swap(kept);
+  bool reuse = previous.size() == ends.size() && !ends.empty();
+  for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = previous[i]->can_serve(cfg);
   std::string err;
   try {
-    for (auto& fe : ends)
-      fe->res = std::make_unique<TestResources>(fabric->dev, fabric->gid, cfg, fe->initiator ? Role::Initiator : Role::Target);
+    for (size_t i = 0; i < ends.size(); ++i) {
+      FlowEnd& fe = *ends[i];
+      if (reuse) {
+        fe.res = std::move(previous[i]);
+        fe.res->retarget(cfg);  // a new rkey for this run
+        fe.reused = true;
+      } else {
+        fe.res = std::make_unique<TestResources>(fabric->dev, fabric->gid, cfg, fe.initiator ? Role::Initiator : Role::Target);
+      }
+    }
   } catch (const std::exception& e) {
     err = std::string("cannot set up ") + point_name(cfg) + ": " + e.what();
   }
+  previous.clear();
   if (std::string e = first_error(w, hosts, err); !e.empty()) {
     record_phase_error(e);
     return true;
@@ -194,7 +211,9 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
       json pj = control::decode_payload(in[peer]);
       const char* key = fe->initiator ? "t" : "i";
       if (!pj.contains(key)) throw control::ProtocolError("rank " + std::to_string(peer) + " sent no endpoint for this flow");
-      fe->res->connect(control::endpoint_from_json(pj[key], wk.qps));
+      control::Endpoint peer_end = control::endpoint_from_json(pj[key], wk.qps);
+      if (fe->reused) fe->res->set_remote(peer_end);  // same QPs, this run's rkey
+      else fe->res->connect(peer_end);
     }
   } catch (const std::exception& e) {
     err = std::string("cannot connect ") + point_name(cfg) + ": " + e.what();
@@ -294,6 +313,16 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   // 5. Results to rank 0.
   std::vector<std::string> gathered = gather_to_root(w, flow_results(ends, cfg, setup, w, hosts).dump());
   const bool any_interrupted = any_rank(g_interrupted.load());
+
+  // 6. No rkey outlives its run; the QPs are kept for the next repetition unless a
+  // flow failed anywhere (its QPs may be in the error state).
+  bool failed = false;
+  for (auto& fe : ends) {
+    fe->res->close_window();
+    failed = failed || !fe->error.empty();
+  }
+  if (!any_rank(failed) && !any_interrupted)
+    for (auto& fe : ends) kept.push_back(std::move(fe->res));
   if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries);
   return !any_interrupted;
 }

@@ -1,10 +1,12 @@
 // The plan and the flows of `rdmasweep mesh`: a pattern is a list of phases, each a
 // set of flows (src rank -> dst rank) that run at the same time, and Runner runs one
 // phase of one point on every rank: it builds this rank's ends of the flows on core's
-// TestResources, swaps endpoints over MPI, runs core's hot loops on a thread per flow
-// end, and sends the figures to rank 0, which adds them to the report.
+// TestResources (or reuses the previous repetition's), swaps endpoints over MPI, runs
+// core's hot loops on a thread per flow end, and sends the figures to rank 0, which
+// adds them to the report.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/world.hpp"
 #include "core/config.hpp"
+#include "core/connection.hpp"
 #include "core/session.hpp"
 
 namespace rdmasweep::mesh_detail {
@@ -34,6 +37,11 @@ struct Runner {
   LocalFabric* fabric = nullptr;
   std::vector<std::string> hosts;
   MeshReport* report = nullptr;  // rank 0 only
+  // This rank's ends of the phase just run, connected, for its next repetition.
+  std::vector<std::unique_ptr<TestResources>> kept;
+
+  // Drops the kept QPs: call when the next run is another phase.
+  void forget() { kept.clear(); }
 
   // Runs one phase of one repetition of a point; rank 0 adds its entries at `at`.
   // Returns false when the sweep must stop (interrupted).

@@ -242,8 +242,9 @@ TEST(Mesh, SharedReceiveQueueAndEvents) {
 }
 
 // --repetitions: every flow and total runs once per repetition with Google
-// Benchmark's repetition fields, then gets mean/median/stddev/cv aggregates computed
-// from those runs; a latency flow's histogram holds every repetition's round trips.
+// Benchmark's repetition fields, on the QPs of its first run, then gets
+// mean/median/stddev/cv aggregates computed from those runs; a latency flow's
+// histogram holds every repetition's round trips.
 TEST(Mesh, RepetitionsAddAggregates) {
   REQUIRE_MESH();
   json doc;
@@ -271,6 +272,9 @@ TEST(Mesh, RepetitionsAddAggregates) {
     for (size_t i = 0; i < rs.size(); ++i) {
       EXPECT_EQ(rs[i]["repetition_index"], i);
       EXPECT_EQ(rs[i]["per_family_instance_index"], rs[0]["per_family_instance_index"]);
+      if (rs[i]["src_rank"] >= 0) {  // a flow, not the total: repetitions 2 and 3 run on the QPs of the first
+        EXPECT_EQ(rs[i].value("reused_qps", -1.0), i == 0 ? 0 : 1);
+      }
       rate.push_back(rs[i]["bytes_per_second"]);
     }
     ASSERT_EQ(aggs[name].size(), 4u);
@@ -293,7 +297,7 @@ TEST(Mesh, RepetitionsAddAggregates) {
   // Latency: one histogram per flow, with the round trips of both repetitions.
   const std::string out = temp_dir() + "/lat.json";
   std::vector<std::string> argv = mpirun(2);
-  for (const char* a : {"--pattern", "pairs", "--mode", "lat", "--op", "write", "-s", "64", "-n", "20", "--warmup", "2",
+  for (const char* a : {"--pattern", "pairs", "--mode", "lat", "--op", "send,write", "-s", "64", "-n", "20", "--warmup", "2",
                         "--repetitions", "2", "--out", out.c_str()})
     argv.push_back(a);
   Outcome o = run(argv, 300s);
@@ -301,7 +305,7 @@ TEST(Mesh, RepetitionsAddAggregates) {
   EXPECT_NE(o.out.find("_median"), std::string::npos) << o.out;
   json hist = load(out.substr(0, out.size() - 5) + ".hist.json");  // lat.json -> lat.hist.json
   ASSERT_TRUE(hist.is_object()) << both(o);
-  ASSERT_EQ(hist["points"].size(), 2u) << hist.dump();
+  ASSERT_EQ(hist["points"].size(), 4u) << hist.dump();  // 2 ops x 2 ordered pairs
   for (const auto& [name, p] : hist["points"].items()) {
     SCOPED_TRACE(name);
     EXPECT_EQ(p["per_qp_messages"], json::parse("[[20], [20]]"));
