@@ -110,7 +110,12 @@ void add_knob_options(po::options_description& d, std::map<std::string, std::str
     ("cq-depth", ax("cq_depth"), "depth of the QPs' shared CQ; 0 = what they can have outstanding (default 0)")
     ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
     ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
-    ("inline-size,I", ax("inline_size"), "send messages up to this size inline (default 0)")
+    ("inline-size,I", ax("inline_size"),
+     "send messages up to this size inline; auto (default): what the device allows, up to perftest's 236 B for "
+     "SEND and 220 B for WRITE; 0 turns inline off")
+    ("outs", ax("outs"),
+     "RDMA READs in flight per QP (perftest's -o/--outs); 0 (default): the devices' limit (max_qp_rd_atom of the "
+     "responder, max_qp_init_rd_atom of the requester)")
     ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
     ("srq", flag("srq"), "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
     ("events", flag("events"),

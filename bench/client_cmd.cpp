@@ -57,7 +57,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
                           {"qps", o.spec.qps},        {"size", o.spec.size},
                           {"cq_depth", o.spec.cq_depth}, {"tx_depth", o.spec.tx_depth},
                           {"rx_depth", o.spec.rx_depth}, {"post_list", o.spec.post_list},
-                          {"signal_every", o.spec.signal_every}, {"inline_size", o.spec.inline_size},
+                          {"signal_every", o.spec.signal_every}, {"inline_size", axis_json("inline_size", o.spec.inline_size)}, {"outs", o.spec.outs},
                           {"poll_batch", o.spec.poll_batch}, {"iters", o.spec.iters},
                           {"duration", o.spec.duration}, {"warmup", o.spec.warmup},
                           {"repetitions", o.spec.repetitions}};

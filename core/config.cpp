@@ -62,7 +62,10 @@ void validate(const TestConfig& c) {
               " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
               "), or the send queue fills with no signaled work request to free it");
   require(k.poll_batch >= 1 && k.poll_batch <= 4096, "poll_batch: " + std::to_string(k.poll_batch) + " is out of range 1..4096");
-  require(k.inline_size <= 65536, "inline_size: " + std::to_string(k.inline_size) + " is over 65536");
+  require(k.inline_size == kInlineAuto || k.inline_size <= 65536,
+          "inline_size: " + std::to_string(k.inline_size) + " is over 65536");
+  // max_rd_atomic is 8 bits wide in the verbs QP attributes.
+  require(k.outs <= 255, "outs: " + std::to_string(k.outs) + " is over 255 (0 = the devices' limit)");
   require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
@@ -72,6 +75,21 @@ void validate(const TestConfig& c) {
                 " QPs can have outstanding (qps x (tx_depth/signal_every + rx_depth for SEND)); raise --cq-depth "
                 "or lower --qps/--tx-depth/--rx-depth");
   }
+}
+
+uint32_t default_inline(Op op) {
+  switch (op) {
+    case Op::Send: return 236;
+    case Op::Write: return 220;
+    case Op::Read: return 0;
+  }
+  return 0;
+}
+
+uint32_t inline_limit(const TestConfig& c, uint32_t device_max) {
+  if (c.work.op == Op::Read) return 0;
+  if (c.knobs.inline_size != kInlineAuto) return c.knobs.inline_size;
+  return std::min(default_inline(c.work.op), device_max);
 }
 
 uint32_t effective_signal_every(const TestConfig& c) {
@@ -133,6 +151,7 @@ std::string point_name(const TestConfig& c) {
   if (k.post_list != d.post_list) n += "/post:" + std::to_string(k.post_list);
   if (k.signal_every != d.signal_every) n += "/signal:" + std::to_string(k.signal_every);
   if (k.inline_size != d.inline_size) n += "/inline:" + std::to_string(k.inline_size);
+  if (k.outs != d.outs) n += "/outs:" + std::to_string(k.outs);
   if (k.poll_batch != d.poll_batch) n += "/poll:" + std::to_string(k.poll_batch);
   if (k.srq) n += "/srq";
   if (k.events) n += "/events";
@@ -146,8 +165,10 @@ void to_json(nlohmann::json& j, const TestConfig& c) {
        {"warmup", c.work.warmup},              {"tx_depth", c.knobs.tx_depth},
        {"rx_depth", c.knobs.rx_depth},         {"cq_depth", c.knobs.cq_depth},
        {"post_list", c.knobs.post_list},       {"signal_every", c.knobs.signal_every},
-       {"inline_size", c.knobs.inline_size},   {"poll_batch", c.knobs.poll_batch},
+       {"poll_batch", c.knobs.poll_batch},     {"outs", c.knobs.outs},
        {"srq", c.knobs.srq},                   {"events", c.knobs.events}};
+  if (c.knobs.inline_size == kInlineAuto) j["inline_size"] = "auto";
+  else j["inline_size"] = c.knobs.inline_size;
 }
 
 template <typename T>
@@ -164,7 +185,8 @@ static void get_uint(const nlohmann::json& j, const char* key, T* out) {
 void from_json(const nlohmann::json& j, TestConfig& c) {
   static const std::set<std::string> known = {"op",       "mode",      "qps",         "size",     "iters",
                                               "duration", "warmup",    "tx_depth",    "rx_depth", "cq_depth",
-                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq", "events"};
+                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq", "events",
+                                              "outs"};
   if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) throw ConfigError("unknown key '" + it.key() + "'");
@@ -189,7 +211,9 @@ void from_json(const nlohmann::json& j, TestConfig& c) {
   get_uint(j, "cq_depth", &c.knobs.cq_depth);
   get_uint(j, "post_list", &c.knobs.post_list);
   get_uint(j, "signal_every", &c.knobs.signal_every);
-  get_uint(j, "inline_size", &c.knobs.inline_size);
+  if (j.contains("inline_size") && j["inline_size"] == "auto") c.knobs.inline_size = kInlineAuto;
+  else get_uint(j, "inline_size", &c.knobs.inline_size);
+  get_uint(j, "outs", &c.knobs.outs);
   get_uint(j, "poll_batch", &c.knobs.poll_batch);
   for (const char* key : {"srq", "events"}) {
     if (!j.contains(key)) continue;

@@ -40,6 +40,9 @@ struct Workload {
   uint64_t warmup = 100;   // per QP, excluded from every figure
 };
 
+// inline_size's default: inline what the device allows, up to perftest's sizes.
+constexpr uint32_t kInlineAuto = 0xffffffffu;
+
 // How the post/poll loop runs. Everything here is decided before the loop starts.
 struct LoopKnobs {
   uint32_t tx_depth = 128;     // send-queue depth per QP
@@ -47,10 +50,11 @@ struct LoopKnobs {
   uint32_t cq_depth = 0;       // 0: exactly what all QPs can have outstanding
   uint32_t post_list = 1;      // WRs chained in one ibv_post_send
   uint32_t signal_every = 32;  // one signaled WR per this many (selective signaling)
-  uint32_t inline_size = 0;    // messages up to this many bytes are sent inline
+  uint32_t inline_size = kInlineAuto;  // messages up to this many bytes go inline; kInlineAuto: inline_limit()
   uint32_t poll_batch = 16;    // WCs asked for per ibv_poll_cq
   bool srq = false;            // SEND: the receiver's QPs share one receive queue of rx_depth
   bool events = false;         // sleep on a completion channel instead of busy polling
+  uint32_t outs = 0;           // RDMA READs in flight per QP (max_rd_atomic); 0: the devices' limit, as perftest's -o
 };
 
 
@@ -64,6 +68,13 @@ struct TestConfig {
 inline bool write_with_imm(const TestConfig& c) {
   return c.knobs.events && c.work.op == Op::Write && c.work.mode == Mode::Lat;
 }
+
+// perftest's default inline sizes for RC (DEF_INLINE_SEND_RC_UC, DEF_INLINE_WRITE);
+// READ sends no data and never goes inline.
+uint32_t default_inline(Op op);
+// The inline size a point's QPs are created with on a device that allows
+// `device_max` bytes: the explicit knob, or for auto default_inline bounded by the device.
+uint32_t inline_limit(const TestConfig& c, uint32_t device_max);
 
 // Throws ConfigError naming the field and why. Device limits are checked later, by
 // the connection, against the opened device.

@@ -37,9 +37,15 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   else if (c.work.op == Op::Send || write_with_imm(c))
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
           a.max_qp_wr, "lower --rx-depth");
-  if (c.work.op != Op::Read && c.knobs.inline_size > 0)
+  if (c.work.op != Op::Read && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
     limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
-          dev.max_inline(), "lower --inline-size");
+          dev.max_inline(), "lower --inline-size (or leave it at auto)");
+  if (c.work.op == Op::Read && c.knobs.outs > 0) {
+    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_rd_atom), "outstanding reads", c.knobs.outs, "max_qp_rd_atom",
+          a.max_qp_rd_atom, "lower --outs (or 0 for the devices' limit)");
+    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
+          "max_qp_init_rd_atom", a.max_qp_init_rd_atom, "lower --outs (or 0 for the devices' limit)");
+  }
   if (p.max_msg_sz != 0)
     limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
 }
@@ -63,7 +69,8 @@ bool same_shape(const TestConfig& a, const TestConfig& b) {
   return a.work.op == b.work.op && a.work.mode == b.work.mode && a.work.qps == b.work.qps &&
          cq_depth_for(a) == cq_depth_for(b) && a.knobs.tx_depth == b.knobs.tx_depth &&
          a.knobs.rx_depth == b.knobs.rx_depth && a.knobs.signal_every == b.knobs.signal_every &&
-         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq && a.knobs.events == b.knobs.events;
+         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq && a.knobs.events == b.knobs.events &&
+         a.knobs.outs == b.knobs.outs;
 }
 
 static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -91,9 +98,12 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   if (bytes > (uint64_t{8} << 30))
     throw Error("latency test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
                 " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers: lower --qps or --size");
-  use_inline = cfg.work.op != Op::Read && cfg.work.size <= cfg.knobs.inline_size;
-  rd_atomic = static_cast<uint8_t>(std::min({16, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom}));
-  if (rd_atomic == 0) rd_atomic = 1;
+  inline_size = inline_limit(cfg, dev.max_inline());
+  use_inline = cfg.work.size <= inline_size;
+  // READs in flight, as perftest's -o: the device's limit unless asked for fewer; the
+  // client also lowers it to what the server can respond to (limit_reads).
+  int dev_reads = std::min({255, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom});
+  rd_atomic = static_cast<uint8_t>(std::max(1, cfg.knobs.outs > 0 ? static_cast<int>(cfg.knobs.outs) : dev_reads));
 
   pd = verbs::ProtectionDomain(dev);
   mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE);
@@ -108,7 +118,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     caps.srq = srq.get();
   }
   // Sized for the knob, not this point's message, so later sizes can go inline too.
-  caps.max_inline = cfg.work.op == Op::Read ? 0 : cfg.knobs.inline_size;
+  caps.max_inline = inline_size;
   std::mt19937 rng(std::random_device{}());
   qps.reserve(cfg.work.qps);
   psn.reserve(cfg.work.qps);
@@ -126,13 +136,18 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
 }
 
+void TestResources::limit_reads(uint32_t peer_max_rd_atom) {
+  if (cfg.knobs.outs == 0 && peer_max_rd_atom > 0 && peer_max_rd_atom < rd_atomic)
+    rd_atomic = static_cast<uint8_t>(peer_max_rd_atom);
+}
+
 bool TestResources::can_serve(const TestConfig& next) const {
   return same_shape(cfg, next) && next.work.size <= slot_bytes;
 }
 
 void TestResources::retarget(const TestConfig& next) {
   cfg = next;
-  use_inline = cfg.work.op != Op::Read && cfg.work.size <= cfg.knobs.inline_size;
+  use_inline = cfg.work.size <= inline_size;
   std::memset(mr.data(), 0, regions * slot_bytes);
   open_window();
 }

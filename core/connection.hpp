@@ -48,6 +48,10 @@ class TestResources {
   // `slot` >= cfg.work.size: bytes per QP region (0: just the message size).
   TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0);
 
+  // With --outs 0 (the devices' limit), lowers the READs in flight to what the peer
+  // can respond to (its max_qp_rd_atom). Before connect().
+  void limit_reads(uint32_t peer_max_rd_atom);
+
   // True when these QPs, CQ and buffers can run `next` as they are.
   bool can_serve(const TestConfig& next) const;
   // Switches to `next` (can_serve must hold) and clears the receive area, so no tag
@@ -77,8 +81,9 @@ class TestResources {
   GidEntry gid;
   uint64_t slot_bytes = 0;
   uint32_t regions = 1;
-  bool use_inline = false;
-  uint8_t rd_atomic = 1;
+  uint32_t inline_size = 0;  // the QPs' max inline data: inline_limit() of the knob
+  bool use_inline = false;   // this point's messages go inline
+  uint8_t rd_atomic = 1;     // RDMA READs in flight per QP (max_rd_atomic, max_dest_rd_atomic)
   RemoteBuffer remote;
 
   // Declared in dependency order: destroyed QPs first, PD last.

@@ -52,6 +52,9 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);
   f.emplace_back("reused_qps", r.reused ? 1 : 0);
+  // The point's resolved knobs: what "auto" and "0 = the devices' limit" became.
+  if (r.cfg.work.op != Op::Read) f.emplace_back("inline_size", r.inline_size);
+  if (r.cfg.work.op == Op::Read) f.emplace_back("outs", r.outs);
   return f;
 }
 

@@ -31,6 +31,8 @@ struct PointResult {
   double server_cpu_seconds = 0;  // the same on the server, over its whole test (warm-up included)
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
+  uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
+  uint32_t outs = 0;        // RDMA READs in flight per QP (READ points)
 };
 
 // What the latency figures mean for this point.

@@ -56,6 +56,7 @@ control::Hello LocalFabric::hello() const {
   h.rate_gbps = verbs::port_rate_gbps(dev.port_attr());
   h.max_qp = static_cast<uint32_t>(dev.attr().max_qp);
   h.max_cqe = static_cast<uint32_t>(dev.attr().max_cqe);
+  h.max_qp_rd_atom = static_cast<uint32_t>(dev.attr().max_qp_rd_atom);
   return h;
 }
 
@@ -96,6 +97,7 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
     // Local resources first: a request this device cannot serve fails before the server does any work.
     res_.reset();
     res_ = std::make_unique<TestResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot);
+    res_->limit_reads(server_.max_qp_rd_atom);
   }
   try {
     PointResult r = run_connected(*res_, reuse, t0);
@@ -137,6 +139,8 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   out.setup_seconds = setup;
   out.cfg = cfg;
   out.name = point_name(cfg);
+  out.inline_size = res.inline_size;
+  out.outs = res.rd_atomic;
   const Workload& w = cfg.work;
   std::vector<uint64_t> sent(w.qps, 0);
   if (w.mode == Mode::Bw) {

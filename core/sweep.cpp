@@ -14,13 +14,15 @@ using nlohmann::json;
 const std::vector<std::string>& sweep_axes() {
   static const std::vector<std::string> axes = {"op",       "mode",         "qps",         "cq_depth",
                                                 "tx_depth", "rx_depth",     "post_list",   "signal_every",
-                                                "inline_size", "poll_batch", "srq", "events", "size"};
+                                                "inline_size", "poll_batch", "srq", "events", "outs",
+                                                "size"};
   return axes;
 }
 
 static bool is_size_key(const std::string& key) { return key == "size" || key == "inline_size"; }
 
 static uint64_t parse_number(const std::string& key, const std::string& t) {
+  if (key == "inline_size" && t == "auto") return kInlineAuto;
   if (is_size_key(key)) {
     try {
       return parse_size(t);
@@ -138,6 +140,7 @@ static std::vector<uint64_t>* axis_slot(SweepSpec& s, const std::string& key) {
   if (key == "poll_batch") return &s.poll_batch;
   if (key == "srq") return &s.srq;
   if (key == "events") return &s.events;
+  if (key == "outs") return &s.outs;
   return nullptr;
 }
 
@@ -174,7 +177,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     s.description = v.get<std::string>();
   } else {
     throw ConfigError("unknown key '" + key + "' (known: op, mode, qps, size, cq_depth, tx_depth, rx_depth, post_list, "
-                      "signal_every, inline_size, poll_batch, srq, events, iters, duration, warmup, repetitions, description)");
+                      "signal_every, inline_size, poll_batch, srq, events, outs, iters, duration, warmup, repetitions, description)");
   }
 }
 
@@ -219,6 +222,7 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                     for (uint64_t pb : s.poll_batch)
                       for (uint64_t srq : s.srq)
                       for (uint64_t events : s.events)
+                      for (uint64_t outs : s.outs)
                       for (uint64_t size : s.size) {
                         if (srq > 1) throw ConfigError("srq: takes 0 or 1");
                         if (events > 1) throw ConfigError("events: takes 0 or 1");
@@ -240,6 +244,7 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                         c.knobs.poll_batch = u32("poll_batch", pb);
                         c.knobs.srq = srq != 0;
                         c.knobs.events = events != 0;
+                        c.knobs.outs = u32("outs", outs);
                         try {
                           validate(c);
                         } catch (const ConfigError& e) {
@@ -249,6 +254,15 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                         if (out.size() > 1000000) throw ConfigError("the sweep has over a million points");
                       }
   return out;
+}
+
+json axis_json(const std::string& key, const std::vector<uint64_t>& values) {
+  json a = json::array();
+  for (uint64_t v : values) {
+    if (key == "inline_size" && v == kInlineAuto) a.push_back("auto");
+    else a.push_back(v);
+  }
+  return a;
 }
 
 }  // namespace rdmasweep

@@ -22,10 +22,11 @@ struct SweepSpec {
   std::vector<uint64_t> rx_depth{512};
   std::vector<uint64_t> post_list{1};
   std::vector<uint64_t> signal_every{32};
-  std::vector<uint64_t> inline_size{0};
+  std::vector<uint64_t> inline_size{kInlineAuto};  // "auto" in files and options
   std::vector<uint64_t> poll_batch{16};
   std::vector<uint64_t> srq{0};     // 0 or 1; applies to SEND points only
   std::vector<uint64_t> events{0};  // 0 busy polling, 1 completion events
+  std::vector<uint64_t> outs{0};    // RDMA READs in flight per QP; 0 = the devices' limit
   uint64_t iters = 1000;
   double duration = 0;
   uint64_t warmup = 100;
@@ -49,5 +50,8 @@ void apply_override(SweepSpec& spec, const std::string& key, const std::string& 
 
 // Every point of the product, each validated (first failure throws with the point's name).
 std::vector<TestConfig> expand(const SweepSpec& spec);
+
+// An axis's values as JSON, for the results context: kInlineAuto as "auto".
+nlohmann::json axis_json(const std::string& key, const std::vector<uint64_t>& values);
 
 }  // namespace rdmasweep

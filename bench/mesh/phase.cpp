@@ -83,6 +83,8 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
   out.cfg = cfg;
   out.name = point_name(cfg);
   out.reused = fe.reused;
+  out.inline_size = res.inline_size;
+  out.outs = res.rd_atomic;
   fe.sent.assign(w.qps, 0);
   if (w.mode == Mode::Bw) {
     if (w.warmup > 0) {

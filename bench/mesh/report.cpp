@@ -113,7 +113,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
   const SweepSpec& s = o.spec;
   json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
                 {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
-                {"signal_every", s.signal_every}, {"inline_size", s.inline_size}, {"poll_batch", s.poll_batch},
+                {"signal_every", s.signal_every}, {"inline_size", axis_json("inline_size", s.inline_size)}, {"outs", s.outs}, {"poll_batch", s.poll_batch},
                 {"srq", s.srq},        {"events", s.events},
                 {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
   char date[64];

@@ -99,7 +99,7 @@ json to_json(const Hello& h) {
   return {{"protocol", h.protocol}, {"tool_version", h.tool_version}, {"host", h.host},
           {"device", h.device},     {"firmware", h.firmware},         {"link_layer", h.link_layer},
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
-          {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe}};
+          {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -115,6 +115,7 @@ Hello hello_from_json(const json& j) {
   h.rate_gbps = field<double>(j, "rate_gbps");
   h.max_qp = field<uint32_t>(j, "max_qp");
   h.max_cqe = field<uint32_t>(j, "max_cqe");
+  if (j.contains("max_qp_rd_atom")) h.max_qp_rd_atom = field<uint32_t>(j, "max_qp_rd_atom");
   return h;
 }
 

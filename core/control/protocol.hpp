@@ -51,6 +51,7 @@ struct Hello {
   double rate_gbps = 0;
   uint32_t max_qp = 0;
   uint32_t max_cqe = 0;
+  uint32_t max_qp_rd_atom = 0;  // READs it can respond to per QP; 0: not said (older peers)
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

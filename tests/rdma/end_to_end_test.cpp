@@ -171,6 +171,32 @@ TEST_F(EndToEnd, LoopKnobsAndDurationMode) {
   EXPECT_EQ(static_cast<uint64_t>(b["qp_messages_min"].get<double>()) % 8, 0u);
 }
 
+// What "auto" inline and "the devices' limit" of READs in flight became, per point:
+// perftest's defaults (inline up to 236 B SEND / 220 B WRITE, READs up to
+// max_qp_rd_atom) bounded by this device; -I 0 and --outs N are taken as given.
+TEST_F(EndToEnd, ResolvedInlineAndOutstandingReadsAreRecorded) {
+  verbs::Device dev = verbs::Device::open("", 1);
+  const uint32_t max_inline = dev.max_inline();
+  const uint32_t reads = static_cast<uint32_t>(std::min(dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom));
+  std::string out = dir_ + "/res.json";
+  Outcome o = client({"--op", "send,write,read", "-s", "64", "-n", "50", "--warmup", "0", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load(out);
+  ASSERT_EQ(r["benchmarks"].size(), 3u);
+  EXPECT_EQ(r["benchmarks"][0]["inline_size"].get<double>(), std::min(236u, max_inline));
+  EXPECT_EQ(r["benchmarks"][1]["inline_size"].get<double>(), std::min(220u, max_inline));
+  EXPECT_EQ(r["benchmarks"][2]["outs"].get<double>(), reads);
+  EXPECT_FALSE(r["benchmarks"][2].contains("inline_size"));
+  EXPECT_EQ(r["context"]["sweep"]["inline_size"], json::array({"auto"}));
+
+  o = client({"--op", "write,read", "-s", "64", "-n", "50", "-I", "0", "--outs", "2", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  r = load(out);
+  EXPECT_EQ(r["benchmarks"][0]["name"], "write/bw/qps:1/size:64/cq:4/inline:0/outs:2");
+  EXPECT_EQ(r["benchmarks"][0]["inline_size"].get<double>(), 0);
+  EXPECT_EQ(r["benchmarks"][1]["outs"].get<double>(), 2);
+}
+
 TEST_F(EndToEnd, RepetitionsAddAggregatesOnReusedQps) {
   std::string out = dir_ + "/a.json";
   Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "256", "--warmup", "0", "--repetitions", "3",
@@ -276,6 +302,10 @@ TEST_F(EndToEnd, SizeZero) {
 
 TEST_F(EndToEnd, MoreQpsThanTheDeviceGives) {
   expect_clear_failure(client({"-q", "1048576", "--op", "write", "--out", dir_ + "/x.json"}, 60s), "max_qp");
+}
+
+TEST_F(EndToEnd, MoreOutstandingReadsThanTheDeviceAllows) {
+  expect_clear_failure(client({"--op", "read", "--outs", "255", "--out", dir_ + "/x.json"}, 60s), "--outs");
 }
 
 TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {

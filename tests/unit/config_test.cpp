@@ -144,6 +144,47 @@ TEST(Config, JsonRoundTripAndUnknownKeys) {
   EXPECT_THROW(from_json(bad, back), ConfigError);
 }
 
+// Defaults no worse than perftest's: small SENDs and WRITEs go inline out of the box,
+// up to perftest's sizes and never beyond what the device allows; READ never.
+TEST(Config, InlineAutoIsPerftestsDefaultBoundedByTheDevice) {
+  TestConfig c;
+  EXPECT_EQ(c.knobs.inline_size, kInlineAuto);
+  c.work.op = Op::Send;
+  EXPECT_EQ(inline_limit(c, 1024), 236u);
+  EXPECT_EQ(inline_limit(c, 64), 64u);
+  c.work.op = Op::Write;
+  EXPECT_EQ(inline_limit(c, 1024), 220u);
+  c.work.op = Op::Read;
+  EXPECT_EQ(inline_limit(c, 1024), 0u);
+  c.work.op = Op::Write;
+  c.knobs.inline_size = 0;  // -I 0: off
+  EXPECT_EQ(inline_limit(c, 1024), 0u);
+  EXPECT_NE(point_name(c).find("/inline:0"), std::string::npos) << point_name(c);
+  c.knobs.inline_size = kInlineAuto;
+  EXPECT_EQ(point_name(c).find("/inline"), std::string::npos) << point_name(c);
+  nlohmann::json j = c;
+  EXPECT_EQ(j["inline_size"], "auto");
+  TestConfig back;
+  back.knobs.inline_size = 0;
+  from_json(j, back);
+  EXPECT_EQ(back.knobs.inline_size, kInlineAuto);
+}
+
+TEST(Config, OutstandingReadsDefaultToTheDeviceAndShowWhenSet) {
+  TestConfig c;
+  c.work.op = Op::Read;
+  EXPECT_EQ(c.knobs.outs, 0u);
+  EXPECT_EQ(point_name(c).find("/outs"), std::string::npos);
+  c.knobs.outs = 16;
+  EXPECT_NE(point_name(c).find("/outs:16"), std::string::npos) << point_name(c);
+  nlohmann::json j = c;
+  TestConfig back;
+  from_json(j, back);
+  EXPECT_EQ(back.knobs.outs, 16u);
+  c.knobs.outs = 256;  // max_rd_atomic is 8 bits
+  EXPECT_THROW(validate(c), ConfigError);
+}
+
 TEST(Config, ParsesSizesWithUnits) {
   EXPECT_EQ(parse_size("64"), 64u);
   EXPECT_EQ(parse_size("4k"), 4096u);

@@ -25,6 +25,21 @@ TEST(Sweep, RejectsBadRangesNamingTheKey) {
   }
 }
 
+TEST(Sweep, InlineAutoAndOutstandingReadsAreAxes) {
+  SweepSpec s;
+  EXPECT_EQ(expand(s).at(0).knobs.inline_size, kInlineAuto);
+  apply_override(s, "inline_size", "auto,0,64");
+  apply_override(s, "outs", "0,16");
+  apply_override(s, "op", "read");
+  EXPECT_EQ(s.inline_size, (std::vector<uint64_t>{kInlineAuto, 0, 64}));
+  EXPECT_EQ(expand(s).size(), 6u);
+  EXPECT_EQ(axis_json("inline_size", s.inline_size), nlohmann::json::parse(R"(["auto", 0, 64])"));
+  apply_json(s, nlohmann::json::parse(R"({"inline_size": "auto", "outs": 8})"));
+  EXPECT_EQ(s.inline_size, (std::vector<uint64_t>{kInlineAuto}));
+  EXPECT_EQ(expand(s).at(0).knobs.outs, 8u);
+  EXPECT_THROW(apply_override(s, "outs", "auto"), ConfigError);
+}
+
 TEST(Sweep, FileKeysAndCommandLineOverrides) {
   SweepSpec s;
   apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": "lat", "qps": [1, 4],
