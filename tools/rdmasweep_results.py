@@ -52,9 +52,10 @@ AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
 # being on/off modes such as /srq (a shared receive queue).
 _NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)((?:/[a-z_]+)*)$")
-KNOB_NAMES = ("tx", "rx", "post", "signal", "inline", "poll")
-# A knob appears in a name only when it differs from rdmasweep's default (core/config.hpp LoopKnobs).
-KNOB_DEFAULTS = {"tx": 128, "rx": 512, "post": 1, "signal": 32, "inline": 0, "poll": 16}
+KNOB_NAMES = ("tx", "rx", "post", "signal", "inline", "outs", "poll")
+# A knob appears in a name only when it differs from rdmasweep's default (core/config.hpp LoopKnobs);
+# inline's default is "auto" (perftest's sizes bounded by the device), outs' 0 (the devices' limit).
+KNOB_DEFAULTS = {"tx": 128, "rx": 512, "post": 1, "signal": 32, "inline": "auto", "outs": 0, "poll": 16}
 
 
 def parse_name(name):

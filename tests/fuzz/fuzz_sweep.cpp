@@ -53,7 +53,7 @@ void check_axis(const std::string& key, const std::string& text) {
 // below (the cap, and the bound on expand's result) never silently goes wrong.
 #define RDMASWEEP_FUZZ_AXES(X) \
   X(op) X(mode) X(qps) X(cq_depth) X(tx_depth) X(rx_depth) X(post_list) X(signal_every) X(inline_size) \
-  X(poll_batch) X(srq) X(events) X(size)
+  X(poll_batch) X(srq) X(events) X(outs) X(size)
 #define X(name)                                                          \
   template <class S, class = void>                                       \
   struct has_##name : std::false_type {};                                \
