@@ -157,7 +157,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
     ("clock", po::value(&c.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU has one)")
+     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;

@@ -61,7 +61,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
                           {"poll_batch", o.spec.poll_batch}, {"iters", o.spec.iters},
                           {"duration", o.spec.duration}, {"warmup", o.spec.warmup},
                           {"repetitions", o.spec.repetitions}};
-  return {{"schema_version", kResultsSchemaVersion},
+  nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
           {"tool_version", RDMASWEEP_VERSION},
           {"git_revision", RDMASWEEP_GIT_REV},
@@ -82,9 +82,10 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"sweep_file", o.config_file},
           {"sweep", sweep},
           {"points", points},
-          {"clock", ticks::source_name()},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
+  ticks::add_context(c);  // clock, its rate, drift and why it was chosen
+  return c;
 }
 
 }  // namespace

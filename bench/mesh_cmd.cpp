@@ -116,6 +116,7 @@ int run_mesh(const World& w, int argc, char** argv) {
           {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
           {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
           {"max_cqe", fabric->dev.attr().max_cqe}};
+    ticks::add_context(me);  // each rank calibrated its own TSC
   } catch (const std::exception& e) {
     err = e.what();
     me = {{"rank", w.rank}, {"host", hostname()}};
@@ -156,7 +157,9 @@ int run_mesh(const World& w, int argc, char** argv) {
   for (const auto& p : phases) flows_per_point += p.size();
   std::unique_ptr<MeshReport> report;  // rank 0 only
   if (w.rank == 0) {
-    report = std::make_unique<MeshReport>(o.out, make_context(o, w, ranks, points.size()));
+    json context = make_context(o, w, ranks, points.size());
+    ticks::add_context(context);  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
+    report = std::make_unique<MeshReport>(o.out, std::move(context));
     run.report = report.get();
     size_t width = 5;
     for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (reps > 1 ? 7 : 0));

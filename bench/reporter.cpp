@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/clock.hpp"
+
 namespace rdmasweep {
 
 using nlohmann::json;
@@ -164,6 +166,7 @@ std::string SweepReporter::time_summary() const {
 }
 
 void SweepReporter::Finalize() {
+  ticks::check_at_end(doc_["context"]);
   doc_["context"]["time_summary"] = time_summary();
   doc_["context"]["incomplete"] = !abort_reason_.empty();
   if (!abort_reason_.empty()) doc_["context"]["incomplete_reason"] = abort_reason_;

@@ -135,6 +135,11 @@ class Point:
         return bool(self.errors) and not self.runs
 
     @property
+    def partial(self):
+        """True when some runs failed and others succeeded (survivors only are in runs)."""
+        return bool(self.errors) and bool(self.runs)
+
+    @property
     def repetitions(self):
         return len(self.runs)
 
@@ -188,6 +193,10 @@ class ResultFile:
     def is_rdmasweep(self):
         return self.context.get("tool") == "rdmasweep" or (
             bool(self.points) and all(p.params for p in self.points.values()))
+
+    @property
+    def kind(self):
+        return "an rdmasweep results file" if self.is_rdmasweep else "a plain Google Benchmark file"
 
     @property
     def metrics(self):

@@ -55,7 +55,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
     ("clock", po::value(&m.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU has one)")
+     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
     ("help,h", "this help");
   po::options_description all;
   all.add(fabric).add(work).add(out);

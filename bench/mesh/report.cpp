@@ -51,6 +51,7 @@ void MeshReport::add(json b, const std::string& flow_label, const json& hist) {
 
 void MeshReport::write(bool final_write, const std::string& incomplete_reason) {
   if (final_write) {
+    ticks::check_at_end(doc_["context"]);
     doc_["context"]["incomplete"] = !incomplete_reason.empty();
     if (!incomplete_reason.empty()) doc_["context"]["incomplete_reason"] = incomplete_reason;
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

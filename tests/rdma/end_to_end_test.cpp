@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/connection.hpp"
 #include "core/loop.hpp"
 #include "core/gid.hpp"
@@ -126,6 +127,13 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
   EXPECT_EQ(r["context"]["incomplete"], false);
   EXPECT_EQ(r["context"]["schema_version"], 1);
   EXPECT_FALSE(r["context"]["device"].get<std::string>().empty());
+  // --clock auto: the choice, why, and (x86) the TSC's rate and drift, checked again at the end
+  EXPECT_FALSE(r["context"].value("clock_reason", "").empty()) << r["context"].dump();
+#ifdef RDMASWEEP_HAVE_TSC
+  EXPECT_TRUE(r["context"]["clock_ghz"].is_number()) << r["context"].dump();
+  EXPECT_TRUE(r["context"]["clock_drift_ppm"].is_number()) << r["context"].dump();
+  EXPECT_TRUE(r["context"]["clock_end_drift_ppm"].is_number()) << r["context"].dump();
+#endif
   ASSERT_EQ(r["benchmarks"].size(), 6u);
   bool lat = std::string(GetParam().mode) == "lat";
   const uint64_t qps[] = {1, 1, 4, 4, 16, 16};

@@ -120,6 +120,7 @@ void check_pattern(const std::string& pattern) {
   for (const json& r : ctx["rank_info"]) {
     EXPECT_FALSE(r.value("host", "").empty()) << r.dump();
     EXPECT_FALSE(r.value("device", "").empty()) << r.dump();
+    EXPECT_FALSE(r.value("clock_reason", "").empty()) << r.dump();  // each rank calibrates its own TSC
   }
 
   // Expected flows per point.
@@ -226,6 +227,7 @@ TEST(Mesh, SharedReceiveQueueAndEvents) {
                                           "64", "-n", "50", "--warmup", "5", "--clock", "system"},
                                  &doc));
   EXPECT_EQ(doc["context"]["clock"], "system");
+  EXPECT_EQ(doc["context"]["clock_reason"], "forced by --clock system");
   EXPECT_EQ(doc["context"]["sweep"]["srq"], json::array({1}));
   std::set<std::string> points;
   for (const json& b : doc["benchmarks"]) {

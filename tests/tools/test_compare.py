@@ -133,6 +133,53 @@ class CompareRdmasweep(TempDirCase):
         self.assertIn(BW_POINT, r.stderr)
         self.assertIn("QP went to error state", r.stdout)
 
+    def write_reps(self, old_vals, new_vals, new_errors=(), old_errors=()):
+        """OLD and NEW with BW_POINT as repetitions; the runs at the indices in
+        *_errors failed (Google Benchmark keeps a failed run's entry, flagged)."""
+        tmpl = next(e for e in self.demo["benchmarks"] if e["name"] == BW_POINT)
+        paths = []
+        for side, vals, errors in (("old", old_vals, old_errors), ("new", new_vals, new_errors)):
+            doc = copy.deepcopy(self.demo)
+            doc["benchmarks"] = with_reps(tmpl, BW_POINT, {"bytes_per_second": vals})
+            for i in errors:
+                doc["benchmarks"][i] = {k: v for k, v in doc["benchmarks"][i].items()
+                                        if k not in ("bytes_per_second", "items_per_second")}
+                doc["benchmarks"][i].update(error_occurred=True, error_message="work completion error")
+            paths.append(save(doc, self.path(side + ".json")))
+        return paths
+
+    def test_point_with_some_repetitions_failed_in_new_is_failed(self):
+        # the two surviving runs match OLD; judged on them alone the point would pass
+        old, new = self.write_reps([100, 100, 100], [100, 100, 100], new_errors=[1])
+        r = run_tool("compare", old, new, "--json", self.path("o.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn(f"{BW_POINT} (1/3 failed)", r.stderr)
+        self.assertIn("--allow-partial", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        row = read_json(self.path("o.json"))["rows"][0]
+        self.assertEqual((row["metric"], row["old"], row["new"], row["verdict"]),
+                         ("status", "ok", "1/3 failed", "regressed"))
+        self.assertIn("work completion error", row["note"])
+
+    def test_allow_partial_judges_the_surviving_runs_and_says_so(self):
+        old, new = self.write_reps([100, 100, 100], [100, 100, 100], new_errors=[1])
+        r = run_tool("compare", old, new, "--allow-partial", "--metrics", "bytes_per_second",
+                     "--json", self.path("o.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        row = read_json(self.path("o.json"))["rows"][0]
+        self.assertEqual((row["verdict"], row["new_reps"]), ("same", 2))
+        self.assertIn("NEW 1/3 failed", row["note"])
+        # and a real regression in the survivors is still one
+        old, new = self.write_reps([100, 100, 100], [50, 50, 50], new_errors=[0])
+        self.assertEqual(run_tool("compare", old, new, "--allow-partial").returncode, 1)
+
+    def test_partial_failure_only_in_old_is_not_a_regression(self):
+        old, new = self.write_reps([100, 100, 100], [100, 100, 100], old_errors=[2])
+        r = run_tool("compare", old, new, "--json", self.path("o.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        row = read_json(self.path("o.json"))["rows"][0]
+        self.assertEqual((row["old"], row["new"], row["verdict"]), ("1/3 failed", "ok", "improved"))
+
 
 class CompareBadInput(TempDirCase):
     def check_exit_2(self, *args, expect):
@@ -156,8 +203,21 @@ class CompareBadInput(TempDirCase):
         self.check_exit_2(os.path.join(DATA, "demo.json"), other, expect='no "benchmarks" list')
 
     def test_no_common_points(self):
-        self.check_exit_2(os.path.join(DATA, "demo.json"), os.path.join(DATA, "gbench_micro.json"),
+        doc = load("gbench_micro.json")
+        for e in doc["benchmarks"]:
+            e["name"] = e["run_name"] = "BM_Other_" + e["name"]
+        self.check_exit_2(os.path.join(DATA, "gbench_micro.json"), save(doc, self.path("other.json")),
                           expect="no common points")
+
+    def test_rdmasweep_against_plain_google_benchmark_is_refused(self):
+        demo, micro = os.path.join(DATA, "demo.json"), os.path.join(DATA, "gbench_micro.json")
+        self.check_exit_2(demo, micro, expect="is an rdmasweep results file but")
+        self.check_exit_2(micro, demo, expect="is a plain Google Benchmark file but")
+        # with points in common too: not silently judged on real_time and cpu_time
+        doc = load("demo.json")
+        doc["context"] = {}
+        doc["benchmarks"].append(dict(doc["benchmarks"][0], name="BM_Other", run_name="BM_Other"))
+        self.check_exit_2(demo, save(doc, self.path("plain.json")), expect="compare two files of the same kind")
 
     def test_bad_options(self):
         demo = os.path.join(DATA, "demo.json")
