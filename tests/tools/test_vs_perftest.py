@@ -1,0 +1,84 @@
+"""tools/vs-perftest passes both tools the same parameters (its --dry-run lines)."""
+
+import unittest
+
+from _util import run_tool
+
+# perftest flag -> rdmasweep flag with the same meaning.
+SAME = {"-d": "-d", "-x": "-x", "-s": "-s", "-n": "-n", "-q": "-q", "-t": "-t", "-Q": "-Q", "-r": "-r",
+        "-I": "-I", "-o": "--outs"}
+
+
+def flags(argv):
+    """{flag: value} of an argv's "-f VALUE" pairs (flags without a value map to True)."""
+    out, i = {}, 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("-") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            out[a] = argv[i + 1]
+            i += 2
+        else:
+            out[a] = True
+            i += 1
+    return out
+
+
+def dry_run(*args):
+    p = run_tool("vs-perftest", "--dry-run", *args)
+    if p.returncode != 0:
+        raise AssertionError(p.stderr)
+    lines = {}
+    for line in p.stdout.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[2] in ("server:", "client:"):
+            lines.setdefault(parts[0], []).append((parts[1], parts[2][:-1], parts[3].split()))
+    return p.stdout, lines
+
+
+class VsPerftest(unittest.TestCase):
+    def test_same_parameters_on_both_sides(self):
+        out, lines = dry_run("--table", "same", "--outs", "16", "--perftest-inline", "0")
+        self.assertIn("max_qp_rd_atom 16", out)
+        self.assertGreaterEqual(len(lines), 8)
+        for point, cmds in lines.items():
+            with self.subTest(point=point):
+                by = {(tool, side): argv for tool, side, argv in cmds}
+                pc, sc = flags(by[("perftest", "client")]), flags(by[("rdmasweep", "client")])
+                pc.setdefault("-q", "1")  # perftest's latency tests run one QP
+                for pf, sf in SAME.items():
+                    self.assertEqual(pc.get(pf), sc.get(sf), f"{pf} vs {sf}")
+                # No warm-up on either side, the same clock (perftest always reads the TSC).
+                self.assertNotIn("--perform_warm_up", pc)
+                self.assertEqual(sc.get("--warmup"), "0")
+                self.assertEqual(sc.get("--clock"), "tsc")
+                op, mode = point.split("/")[:2]
+                if op == "read" and mode == "bw":
+                    self.assertEqual(pc.get("-o"), "16")
+                if op != "read":  # perftest turns inline off on this device: so does rdmasweep
+                    self.assertEqual(sc.get("-I"), "0")
+                # Both tools' servers and clients pinned alike.
+                for side in ("server", "client"):
+                    self.assertEqual(by[("perftest", side)][:3], by[("rdmasweep", side)][:3])
+                self.assertEqual(by[("perftest", "server")][:3], ["taskset", "-c", "0"])
+                self.assertEqual(by[("perftest", "client")][:3], ["taskset", "-c", "1"])
+
+    def test_inline_follows_what_perftest_really_uses(self):
+        _, lines = dry_run("--table", "same", "--perftest-inline", "236")
+        by = {(t, s): a for t, s, a in lines["send/lat/qps:1/size:64"]}
+        self.assertEqual(flags(by[("perftest", "client")]).get("-I"), "64")
+        self.assertEqual(flags(by[("rdmasweep", "client")]).get("-I"), "64")
+        by = {(t, s): a for t, s, a in lines["send/bw/qps:4/size:4096"]}
+        self.assertEqual(flags(by[("rdmasweep", "client")]).get("-I"), "0")  # over perftest's inline
+
+    def test_defaults_table_passes_only_the_point(self):
+        _, lines = dry_run("--table", "defaults")
+        for point, cmds in lines.items():
+            by = {(t, s): flags(a) for t, s, a in cmds}
+            for f in ("-t", "-Q", "-I", "-o", "-r"):
+                self.assertNotIn(f, by[("perftest", "client")], point)
+            for f in ("--warmup", "-I", "--outs", "-t", "-Q"):
+                self.assertNotIn(f, by[("rdmasweep", "client")], point)
+
+
+if __name__ == "__main__":
+    unittest.main()
