@@ -98,8 +98,10 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   if (bytes > (uint64_t{8} << 30))
     throw Error("latency test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
                 " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers: lower --qps or --size");
-  inline_size = inline_limit(cfg, dev.max_inline());
-  use_inline = cfg.work.size <= inline_size;
+  // auto asks for perftest's size first: the device's own limit is only probed (by
+  // creating and destroying QPs, work that must not run beside a measurement) when
+  // the device refuses that.
+  inline_size = inline_limit(cfg, 65536);
   // READs in flight, as perftest's -o: the device's limit unless asked for fewer; the
   // client also lowers it to what the server can respond to (limit_reads).
   int dev_reads = std::min({255, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom});
@@ -123,7 +125,16 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   qps.reserve(cfg.work.qps);
   psn.reserve(cfg.work.qps);
   for (uint32_t i = 0; i < cfg.work.qps; ++i) {
-    qps.emplace_back(pd, cq, caps);
+    if (i == 0 && cfg.knobs.inline_size == kInlineAuto && inline_size > 0) {
+      try {
+        qps.emplace_back(pd, cq, caps);
+      } catch (const verbs::Error&) {
+        inline_size = caps.max_inline = inline_limit(cfg, dev.max_inline());
+        qps.emplace_back(pd, cq, caps);
+      }
+    } else {
+      qps.emplace_back(pd, cq, caps);
+    }
     qps.back().to_init(dev.port(), remote_access(cfg, role));
     psn.push_back(rng() & 0xffffff);
   }
@@ -132,6 +143,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     for (const verbs::QueuePair& qp : qps) qpns.push_back(qp.qpn());
     qp_of = QpnTable(qpns);
   }
+  use_inline = cfg.work.size <= inline_size;
   sq.assign(cfg.work.qps, SendQueue{});
   for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
 }
