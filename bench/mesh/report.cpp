@@ -110,12 +110,6 @@ json base_entry(const std::string& name, EntryPos& at) {
 }
 
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
-  const SweepSpec& s = o.spec;
-  json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
-                {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
-                {"signal_every", s.signal_every}, {"inline_size", s.inline_size}, {"poll_batch", s.poll_batch},
-                {"srq", s.srq},        {"events", s.events},
-                {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
   char date[64];
   std::time_t t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
@@ -135,8 +129,10 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"device", ranks.at(0).value("device", "")},
           {"mpi_library", mpi},
           {"clock", ticks::source_name()},
+          {"clock_choice", o.clock},
+          {"cq_policy", o.cap_to_cq ? "cap" : "error"},
           {"sweep_file", o.config_file},
-          {"sweep", sweep},
+          {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file
           {"points", points},
           {"rate_note", "per-flow rates are measured by the flow's initiator; a .../total entry's rates are the sum of its flows' rates"},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
