@@ -204,7 +204,8 @@ json total_entry(Pattern pattern, const TestConfig& cfg, EntryPos& at, const std
   json b = base_entry(bench_name(pattern, cfg, "total"), at);
   b["point"] = point_name(cfg);
   // The flows' windows on the phase's common clock: the aggregate rate is all bytes
-  // over their union, so it is never more than the slowest flow's window allows.
+  // over their union, never more than the flows' own rates summed (which counts a
+  // byte as fast as its flow however the flows' windows were staggered).
   double start = INFINITY, end = -INFINITY, sum_bps = 0, sum_ips = 0, msgs = 0, bytes = 0, cpu = 0;
   size_t ok = 0;
   for (const json& e : entries) {
