@@ -53,14 +53,6 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
                           {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
                           {"kernel", h.kernel},     {"tool_version", h.tool_version}};
   };
-  nlohmann::json sweep = {{"op", o.spec.op},          {"mode", o.spec.mode},
-                          {"qps", o.spec.qps},        {"size", o.spec.size},
-                          {"cq_depth", o.spec.cq_depth}, {"tx_depth", o.spec.tx_depth},
-                          {"rx_depth", o.spec.rx_depth}, {"post_list", o.spec.post_list},
-                          {"signal_every", o.spec.signal_every}, {"inline_size", axis_json("inline_size", o.spec.inline_size)}, {"outs", o.spec.outs},
-                          {"poll_batch", o.spec.poll_batch}, {"iters", o.spec.iters},
-                          {"duration", o.spec.duration}, {"warmup", o.spec.warmup},
-                          {"repetitions", o.spec.repetitions}};
   nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
           {"tool_version", RDMASWEEP_VERSION},
@@ -80,8 +72,10 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"client", side(me)},
           {"server", side(server)},
           {"sweep_file", o.config_file},
-          {"sweep", sweep},
+          {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)
           {"points", points},
+          {"clock_choice", o.clock},
+          {"cq_policy", o.cap_to_cq ? "cap" : "error"},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
   ticks::add_context(c);  // clock, its rate, drift and why it was chosen

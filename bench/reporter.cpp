@@ -22,6 +22,8 @@ std::string hist_path_for(const std::string& out) {
 
 // Strict JSON has no NaN or Infinity: such a figure is written as null.
 static json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+// Readers of Google Benchmark JSON do arithmetic on the time fields: never null.
+static double time_value(double v) { return std::isfinite(v) ? v : 0; }
 
 SweepReporter::SweepReporter(std::string out_path, json context, const PointStore& store, const std::string& abort_reason,
                              size_t name_width)
@@ -46,7 +48,7 @@ bool SweepReporter::ReportContext(const Context& ctx) {
   c["mhz_per_cpu"] = static_cast<int64_t>(ctx.cpu_info.cycles_per_second / 1e6);
   c["cpu_scaling_enabled"] = ctx.cpu_info.scaling == benchmark::CPUInfo::ENABLED;
   c["load_avg"] = ctx.cpu_info.load_avg;
-  c["library_build_type"] = "release";
+  c["library_build_type"] = RDMASWEEP_BUILD_TYPE;  // CMake's, as Google Benchmark writes its own
   c["incomplete"] = true;
   write_files();
   return true;
@@ -108,17 +110,29 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
       b["aggregate_name"] = r.aggregate_name;
       b["aggregate_unit"] = r.aggregate_unit == benchmark::kPercentage ? "percentage" : "time";
     }
+    // Every field Google Benchmark writes, in every entry: its tools/compare.py reads
+    // real_time, cpu_time and time_unit of each entry, failed ones included.
     if (r.error_occurred) {
       ++failed_;
       b["error_occurred"] = true;
       b["error_message"] = r.error_message;
-    } else {
-      b["iterations"] = r.iterations;
-      b["real_time"] = number(r.GetAdjustedRealTime());
-      b["cpu_time"] = number(r.GetAdjustedCPUTime());
-      b["time_unit"] = benchmark::GetTimeUnitString(r.time_unit);
-      for (const auto& [k, c] : r.counters) b[k] = number(c.value);
     }
+    const bool ratio = r.run_type == Run::RT_Aggregate && r.aggregate_unit == benchmark::kPercentage;
+    b["iterations"] = r.error_occurred ? 0 : r.iterations;
+    if (r.error_occurred) {
+      b["real_time"] = 0.0;
+      b["cpu_time"] = 0.0;
+    } else {
+      // Google Benchmark's CPU timer ran around session.run (setup and handshake
+      // too): the CPU of the measured window is the point's cpu_seconds. A cv
+      // aggregate's times are ratios, written unscaled as Google Benchmark does.
+      const double scale = ratio ? 1 : benchmark::GetTimeUnitMultiplier(r.time_unit);
+      b["real_time"] = time_value(ratio ? r.real_accumulated_time : r.GetAdjustedRealTime());
+      b["cpu_time"] = time_value(counter(r, "cpu_seconds") * scale);
+    }
+    b["time_unit"] = benchmark::GetTimeUnitString(r.time_unit);
+    if (!r.error_occurred)
+      for (const auto& [k, c] : r.counters) b[k] = number(c.value);
     if (!r.report_label.empty()) b["label"] = r.report_label;
     doc_["benchmarks"].push_back(std::move(b));
 

@@ -1,5 +1,6 @@
 #include "core/sweep.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,37 @@ const std::vector<std::string>& sweep_axes() {
                                                 "inline_size", "poll_batch", "srq", "events", "outs",
                                                 "size"};
   return axes;
+}
+
+const std::vector<std::string>& sweep_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = sweep_axes();
+    for (const char* s : {"iters", "duration", "warmup", "repetitions", "description"}) k.push_back(s);
+    return k;
+  }();
+  return keys;
+}
+
+json sweep_json(const SweepSpec& s) {
+  return {{"op", s.op},
+          {"mode", s.mode},
+          {"qps", s.qps},
+          {"cq_depth", s.cq_depth},
+          {"tx_depth", s.tx_depth},
+          {"rx_depth", s.rx_depth},
+          {"post_list", s.post_list},
+          {"signal_every", s.signal_every},
+          {"inline_size", axis_json("inline_size", s.inline_size)},
+          {"poll_batch", s.poll_batch},
+          {"srq", s.srq},
+          {"events", s.events},
+          {"outs", s.outs},
+          {"size", s.size},
+          {"iters", s.iters},
+          {"duration", s.duration},
+          {"warmup", s.warmup},
+          {"repetitions", s.repetitions},
+          {"description", s.description}};
 }
 
 static bool is_size_key(const std::string& key) { return key == "size" || key == "inline_size"; }
@@ -145,6 +177,12 @@ static std::vector<uint64_t>* axis_slot(SweepSpec& s, const std::string& key) {
 }
 
 static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
+  const std::vector<std::string>& keys = sweep_keys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    std::string known;
+    for (const std::string& k : keys) known += (known.empty() ? "" : ", ") + k;
+    throw ConfigError("unknown key '" + key + "' (known: " + known + ")");
+  }
   if ((key == "srq" || key == "events") && v.is_boolean()) {
     (key == "srq" ? s.srq : s.events) = {v.get<bool>() ? 1u : 0u};
     return;
@@ -176,8 +214,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     if (!v.is_string()) throw ConfigError("description: must be a string");
     s.description = v.get<std::string>();
   } else {
-    throw ConfigError("unknown key '" + key + "' (known: op, mode, qps, size, cq_depth, tx_depth, rx_depth, post_list, "
-                      "signal_every, inline_size, poll_batch, srq, events, outs, iters, duration, warmup, repetitions, description)");
+    throw ConfigError("sweep key '" + key + "' has no reader: add it to apply_value in core/sweep.cpp");
   }
 }
 

@@ -36,6 +36,12 @@ struct SweepSpec {
 
 // The axes, in the order they nest (last varies fastest).
 const std::vector<std::string>& sweep_axes();
+// Every key a sweep file takes (the axes, then iters, duration, warmup, repetitions,
+// description): apply_json refuses any other, and sweep_json writes each of them.
+const std::vector<std::string>& sweep_keys();
+// The whole spec as a sweep file (every key of sweep_keys(), axes as lists): what a
+// results context records, and what apply_json reads back into the same spec.
+nlohmann::json sweep_json(const SweepSpec& spec);
 
 // Parses one axis value from text: "4096", "1,2,4", "64:65536:x2" (x: multiply),
 // "1:8:+1" (+: add), sizes with k/m/g units. Throws ConfigError naming `key`.

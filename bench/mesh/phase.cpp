@@ -65,6 +65,8 @@ struct FlowEnd {
   std::string error;
   // initiator
   PointResult result;
+  // The measured window (warm-up excluded), in seconds from the phase's common zero.
+  double window_start = 0, window_end = 0;
   std::vector<uint64_t> sent;
   json hist;
   // SEND bw receiver
@@ -75,7 +77,13 @@ struct FlowEnd {
   bool have_final = false;
 };
 
-void run_initiator(FlowEnd& fe, const RunControl& ctl) {
+// Ends the measured window now: the loops time their window up to their return.
+void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
+  fe.window_end = std::chrono::duration<double>(Clock::now() - zero).count();
+  fe.window_start = fe.window_end - seconds;
+}
+
+void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero) {
   TestResources& res = *fe.res;
   const TestConfig& cfg = res.cfg;
   const Workload& w = cfg.work;
@@ -93,6 +101,7 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
     }
     double cpu0 = thread_cpu_seconds();
     LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
+    end_window(fe, zero, st.seconds);
     out.cpu_seconds = thread_cpu_seconds() - cpu0;
     out.seconds = st.seconds;
     out.per_qp = st.per_qp;
@@ -100,6 +109,7 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl) {
   } else {
     double cpu0 = thread_cpu_seconds();
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
+    end_window(fe, zero, st.seconds);
     out.cpu_seconds = thread_cpu_seconds() - cpu0;
     for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] = st.per_qp[q] + w.warmup;
     take_latency(out, std::move(st));
@@ -122,6 +132,7 @@ json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestC
       json fig = json::object();
       for (const auto& [k, v] : figures(fe->result)) fig[k] = number(v);
       r["figures"] = fig;
+      r["window"] = {fe->window_start, fe->window_end};
       r["per_qp"] = fe->result.per_qp;
       if (fe->result.latency) {
         r["hist"] = {{"config", cfg},
@@ -161,8 +172,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     for (const Flow& f : flows) {
       json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at);
       b["point"] = point_name(cfg);
-      b["error_occurred"] = true;
-      b["error_message"] = err;
+      mark_failed(b, err);
       b["src_rank"] = f.src;
       b["dst_rank"] = f.dst;
       point_entries.push_back(b);
@@ -226,6 +236,8 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   }
   quiet_barrier();  // every QP is at RTS with its receives posted
   const double setup = std::chrono::duration<double>(Clock::now() - t0).count();
+  barrier();  // every rank leaves within microseconds: the flows' windows count from here
+  const Clock::time_point zero = Clock::now();
 
   // 3. Run: one thread per flow end that has work (passive WRITE/READ targets have none).
   std::atomic<bool> stop{false};
@@ -238,9 +250,9 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     ctl.interrupted = &g_interrupted;
     ctl.idle_timeout = std::chrono::seconds(o.timeout_s);
     if (p->initiator) {
-      initiators.emplace_back([p, ctl] {
+      initiators.emplace_back([p, ctl, zero] {
         try {
-          run_initiator(*p, ctl);
+          run_initiator(*p, ctl, zero);
         } catch (const std::exception& e) {
           p->error = e.what();
         }

@@ -110,13 +110,22 @@ json base_entry(const std::string& name, EntryPos& at) {
           {"repetition_index", at.repetition}, {"threads", 1}};
 }
 
+// A figure of `j`, 0 when absent or null (not finite where it was measured).
+double number_in(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+void mark_failed(json& b, const std::string& message) {
+  b["error_occurred"] = true;
+  b["error_message"] = message;
+  b["iterations"] = 0;
+  b["real_time"] = 0.0;
+  b["cpu_time"] = 0.0;
+  b["time_unit"] = "ms";
+}
+
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
-  const SweepSpec& s = o.spec;
-  json sweep = {{"op", s.op},          {"mode", s.mode},         {"qps", s.qps},          {"size", s.size},
-                {"cq_depth", s.cq_depth}, {"tx_depth", s.tx_depth}, {"rx_depth", s.rx_depth}, {"post_list", s.post_list},
-                {"signal_every", s.signal_every}, {"inline_size", axis_json("inline_size", s.inline_size)}, {"outs", s.outs}, {"poll_batch", s.poll_batch},
-                {"srq", s.srq},        {"events", s.events},
-                {"iters", s.iters},    {"duration", s.duration},  {"warmup", s.warmup},    {"repetitions", s.repetitions}};
   char date[64];
   std::time_t t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
@@ -128,7 +137,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"git_revision", RDMASWEEP_GIT_REV},
           {"date", date},
           {"executable", "rdmasweep"},
-          {"library_build_type", "release"},
+          {"library_build_type", RDMASWEEP_BUILD_TYPE},
           {"pattern", to_string(o.pattern)},
           {"ranks", w.size},
           {"rank_info", ranks},
@@ -136,10 +145,15 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"device", ranks.at(0).value("device", "")},
           {"mpi_library", mpi},
           {"clock", ticks::source_name()},
+          {"clock_choice", o.clock},
+          {"cq_policy", o.cap_to_cq ? "cap" : "error"},
           {"sweep_file", o.config_file},
-          {"sweep", sweep},
+          {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file
           {"points", points},
-          {"rate_note", "per-flow rates are measured by the flow's initiator; a .../total entry's rates are the sum of its flows' rates"},
+          {"rate_note", "per-flow rates are measured by the flow's initiator over its own window; a .../total entry's "
+                        "rates are all its flows' bytes and messages over the union of their windows on a common clock "
+                        "(zero at a barrier before the flows start), and sum_of_flow_bytes_per_second and "
+                        "sum_of_flow_items_per_second are its flows' own rates summed"},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
@@ -162,17 +176,19 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
     b["point"] = point_name(cfg);
     json hist;
     if (error_of.count(key) || !result_of.count(key)) {
-      b["error_occurred"] = true;
-      b["error_message"] = error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src);
+      mark_failed(b, error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src));
     } else {
       const json& r = result_of[key];
       const json& fig = r["figures"];
-      double secs = fig["seconds"].is_number() ? fig["seconds"].get<double>() : 0;
       b["iterations"] = 1;
-      b["real_time"] = secs * 1e3;
-      b["cpu_time"] = fig.contains("cpu_seconds") ? fig["cpu_seconds"].get<double>() * 1e3 : 0.0;
+      b["real_time"] = number_in(fig, "seconds") * 1e3;
+      b["cpu_time"] = number_in(fig, "cpu_seconds") * 1e3;  // the measured window's, as the client's
       b["time_unit"] = "ms";
       for (const auto& [k, v] : fig.items()) b[k] = v;
+      if (r.contains("window")) {  // seconds from the phase's common zero (after a barrier)
+        b["window_start_seconds"] = r["window"][0];
+        b["window_end_seconds"] = r["window"][1];
+      }
       if (cfg.work.mode == Mode::Lat) b["label"] = latency_kind(cfg);
       hist = r["hist"];
     }
@@ -188,34 +204,46 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
 json total_entry(Pattern pattern, const TestConfig& cfg, EntryPos& at, const std::vector<json>& entries) {
   json b = base_entry(bench_name(pattern, cfg, "total"), at);
   b["point"] = point_name(cfg);
-  double bps = 0, ips = 0, msgs = 0, bytes = 0, secs = 0;
+  // The flows' windows on the phase's common clock: the aggregate rate is all bytes
+  // over their union, never more than the flows' own rates summed (which counts a
+  // byte as fast as its flow however the flows' windows were staggered).
+  double start = INFINITY, end = -INFINITY, sum_bps = 0, sum_ips = 0, msgs = 0, bytes = 0, cpu = 0;
   size_t ok = 0;
   for (const json& e : entries) {
     if (e.value("error_occurred", false)) continue;
     ++ok;
-    bps += e["bytes_per_second"].get<double>();
-    ips += e["items_per_second"].get<double>();
-    msgs += e["messages"].get<double>();
-    bytes += e["bytes"].get<double>();
-    secs = std::max(secs, e["seconds"].get<double>());
+    sum_bps += number_in(e, "bytes_per_second");
+    sum_ips += number_in(e, "items_per_second");
+    msgs += number_in(e, "messages");
+    bytes += number_in(e, "bytes");
+    cpu += number_in(e, "cpu_seconds");
+    start = std::min(start, number_in(e, "window_start_seconds"));
+    end = std::max(end, number_in(e, "window_end_seconds"));
   }
   if (ok != entries.size() || entries.empty()) {
-    b["error_occurred"] = true;
-    b["error_message"] = std::to_string(entries.size() - ok) + " of " + std::to_string(entries.size()) + " flows failed";
-  } else {
-    b["iterations"] = 1;
-    b["real_time"] = secs * 1e3;
-    b["cpu_time"] = 0.0;
-    b["time_unit"] = "ms";
-    b["bytes_per_second"] = bps;
-    b["items_per_second"] = ips;
-    b["messages"] = msgs;
-    b["bytes"] = bytes;
-    b["seconds"] = secs;
-    b["flows"] = entries.size();
-    b["src_rank"] = -1;
-    b["dst_rank"] = -1;
+    mark_failed(b, std::to_string(entries.size() - ok) + " of " + std::to_string(entries.size()) + " flows failed");
+    return b;
   }
+  const double secs = std::max(0.0, end - start);
+  b["iterations"] = 1;
+  b["real_time"] = secs * 1e3;
+  b["cpu_time"] = cpu * 1e3;  // every flow's initiator, summed
+  b["time_unit"] = "ms";
+  b["bytes_per_second"] = secs > 0 ? bytes / secs : 0;
+  b["items_per_second"] = secs > 0 ? msgs / secs : 0;
+  b["messages"] = msgs;
+  b["bytes"] = bytes;
+  b["seconds"] = secs;
+  b["window_start_seconds"] = start;
+  b["window_end_seconds"] = end;
+  b["cpu_seconds"] = cpu;
+  // Each flow's rate over its own window, summed: more than bytes / seconds when the
+  // flows did not start and end together.
+  b["sum_of_flow_bytes_per_second"] = sum_bps;
+  b["sum_of_flow_items_per_second"] = sum_ips;
+  b["flows"] = entries.size();
+  b["src_rank"] = -1;
+  b["dst_rank"] = -1;
   return b;
 }
 

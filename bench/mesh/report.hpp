@@ -1,5 +1,5 @@
 // Rank 0's side of `rdmasweep mesh`: the entries (Google Benchmark JSON, one per flow
-// and one summed "total" per point of incast and all-to-all), the console table, and
+// and one "total" per point of incast and all-to-all), the console table, and
 // the results and histogram files, rewritten after every point so that an
 // interrupted sweep still leaves valid JSON.
 #pragma once
@@ -63,6 +63,11 @@ std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail);
 std::string flow_tail(const Flow& f);
 // The fields every iteration entry has; takes the next instance.
 json base_entry(const std::string& name, EntryPos& at);
+// A numeric field of `j`, 0 when absent or null.
+double number_in(const json& j, const char* key);
+// Marks `b` failed with `message`, with the time fields Google Benchmark writes in
+// every entry (its tools/compare.py reads them): iterations and times 0.
+void mark_failed(json& b, const std::string& message);
 
 // The results file's context: tool, ranks, MPI library, the sweep.
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points);
@@ -73,7 +78,9 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries);
 
-// Aggregate: summed rates of the flows that ran at the same time.
+// Aggregate of the flows that ran at the same time: all their bytes and messages
+// over the union of their measured windows (so bytes_per_second == bytes / seconds),
+// with their own rates summed as sum_of_flow_{bytes,items}_per_second.
 json total_entry(Pattern pattern, const TestConfig& cfg, EntryPos& at, const std::vector<json>& entries);
 
 // Google Benchmark's aggregates (mean, median, stddev, cv) of each entry name among

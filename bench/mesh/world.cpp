@@ -103,6 +103,8 @@ void quiet_barrier() {
   }
 }
 
+void barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+
 std::string mpi_library_version() {
   char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int liblen = 0;

@@ -37,6 +37,11 @@ std::string first_error(const World& w, const std::vector<std::string>& hosts, c
 // latency responder's main thread) leave the CPU to the flows that are measuring.
 void quiet_barrier();
 
+// A plain MPI barrier: once every rank is waiting in it (after a quiet_barrier), they
+// leave it within microseconds of each other, so the moment each leaves is the
+// phase's common zero for its flows' measured windows.
+void barrier();
+
 // The MPI library's version line, for the results' context.
 std::string mpi_library_version();
 

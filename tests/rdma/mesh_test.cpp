@@ -149,9 +149,12 @@ void check_pattern(const std::string& pattern) {
     EXPECT_GT(b["items_per_second"].get<double>(), 0);
     const double messages = b["messages"], bytes = b["bytes"];
     EXPECT_EQ(bytes, messages * static_cast<double>(size));
+    // Every entry's rate is its bytes over its own seconds (a total's: the union of its flows' windows).
+    EXPECT_NEAR(b["bytes_per_second"].get<double>(), bytes / b["seconds"].get<double>(), bytes / b["seconds"].get<double>() * 1e-9);
     if (m[4] == "total") {
       EXPECT_EQ(messages, static_cast<double>(flows.size() * qps * iters));
-      total_rate[point] = b["bytes_per_second"];
+      total_rate[point] = b["sum_of_flow_bytes_per_second"];
+      EXPECT_LE(b["bytes_per_second"].get<double>(), total_rate[point] * (1 + 1e-9));
       continue;
     }
     const int src = std::stoi(m[5]), dst = std::stoi(m[6]);

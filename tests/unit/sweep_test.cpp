@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 namespace rdmasweep {
@@ -72,6 +75,34 @@ TEST(Sweep, UnknownKeyAndImpossibleValueAreRejectedWithTheKey) {
   }
   EXPECT_THROW(apply_json(s, nlohmann::json::parse(R"({"op": "atomic"})")), ConfigError);
   EXPECT_THROW(apply_json(s, nlohmann::json::parse(R"({"repetitions": 0})")), ConfigError);
+}
+
+// Results contexts record the sweep through sweep_json: every key a sweep file takes
+// must be there, and reading it back must give the same spec. A knob added to the
+// sweep's keys but not to sweep_json (or read back wrongly) fails here.
+TEST(Sweep, JsonRecordsEveryKnobAndReadsBack) {
+  SweepSpec s;
+  // Every knob away from its default, so a key that is dropped or read back into the
+  // wrong field shows.
+  apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": ["lat"], "qps": [2, 3], "cq_depth": [5],
+      "tx_depth": [6], "rx_depth": [7], "post_list": [8], "signal_every": [9], "inline_size": [10],
+      "poll_batch": [11], "srq": [0, 1], "events": [1], "outs": [4], "size": [12, 13], "iters": 14, "duration": 1.5,
+      "warmup": 15, "repetitions": 16, "description": "every knob"})"));
+  nlohmann::json j = sweep_json(s);
+  std::set<std::string> written, keys(sweep_keys().begin(), sweep_keys().end());
+  for (const auto& [k, v] : j.items()) written.insert(k);
+  EXPECT_EQ(written, keys);
+  for (const std::string& axis : sweep_axes()) {
+    EXPECT_TRUE(j[axis].is_array()) << axis;
+    EXPECT_NE(j[axis], sweep_json(SweepSpec{})[axis]) << axis << " still has its default";
+  }
+  SweepSpec back;
+  apply_json(back, j);
+  EXPECT_EQ(sweep_json(back), j);
+  EXPECT_EQ(back.srq, s.srq);
+  EXPECT_EQ(back.events, s.events);
+  EXPECT_EQ(back.duration, 1.5);
+  EXPECT_EQ(back.repetitions, 16u);
 }
 
 TEST(Sweep, ShippedConfigsParse) {
