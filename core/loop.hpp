@@ -14,7 +14,8 @@
 
 namespace rdmasweep {
 
-// How a loop is stopped from outside, checked only when the CQ is idle.
+// How a loop is stopped from outside: checked every few thousand polls, and the stop
+// flag also whenever the bandwidth initiator reads its clock.
 struct RunControl {
   const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
   std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
@@ -31,8 +32,15 @@ class RunAborted : public std::runtime_error {
 struct LoopStats {
   double seconds = 0;                  // first post to last completion
   std::vector<uint64_t> per_qp;        // messages (bw) or round trips (lat) completed, per QP
+  // User + system CPU of this process over the loop's measured window: the window
+  // of `seconds` for the initiators; for the receiver and responder, from the end of
+  // the client's warm-up (see their comments) to the loop's end.
+  double cpu_seconds = 0;
   uint64_t messages() const;
 };
+
+// User + system CPU time this process has used so far (getrusage), in seconds.
+double process_cpu_seconds();
 
 struct LatStats : LoopStats {
   Histogram hist;                      // samples in ns: one-way for SEND/WRITE, round trip for READ
@@ -44,13 +52,21 @@ struct LatStats : LoopStats {
 LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl);
 
 // Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
-// every QP. `expected` may grow or be set by ctl.on_idle (duration mode).
-LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl);
+// every QP. `expected` may grow or be set by ctl.on_idle (duration mode). Its CPU
+// window starts when `warmup` messages arrived on every QP (the client measures
+// only after its warm-up completed on all QPs).
+LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
+                          uint64_t warmup = 0);
 
-// Latency initiator: `warmup` then `iters` round trips per QP, one in flight per QP.
+// Latency initiator: `warmup` then `iters` round trips per QP (or round trips for
+// `duration` seconds, when > 0), one in flight per QP. Each QP measures its own
+// window: from the end of its warm-up for `iters` round trips or `duration` seconds.
+// `seconds` spans the first window's start to the last one's end.
 LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl);
 
-// Latency responder (SEND, WRITE): answers every ping until *finished is set by ctl.on_idle.
-LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl);
+// Latency responder (SEND, WRITE): answers every ping until *finished is set by
+// ctl.on_idle. Its CPU window starts when it has answered `warmup` pings on some
+// QP (the client's first measured ping comes next).
+LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup = 0);
 
 }  // namespace rdmasweep

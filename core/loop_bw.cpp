@@ -31,14 +31,14 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   p.duration = duration;
   p.posted = posted_name(r.cfg.work.op);
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
-  IdleWatch watch(ctl);  // the Poller's own, for the waits of --events
+  IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
   VerbsOps ops{{}, poller};
   for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
-  return bw_initiator_loop(ops, wrs, r.sq, p, ctl);
+  return bw_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
-LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl) {
+LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup) {
   const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
   const uint32_t batch = r.cfg.knobs.poll_batch;
   Receives receives(r);
@@ -59,6 +59,9 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   IdleWatch watch(local);
   Poller poller(r, watch);
 
+  // QPs still in the client's warm-up; the CPU window opens when none is left.
+  uint32_t warming = warmup > 0 ? nqp : 0;
+  double cpu0 = process_cpu_seconds();
   Clock::time_point start{};
   bool started = false;
   while (unfinished > 0) {
@@ -70,12 +73,15 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
       uint32_t q = receives.complete(wc[i]);
-      if (++received[q] == expected[q]) --unfinished;
+      uint64_t n = ++received[q];
+      if (n == warmup && --warming == 0) cpu0 = process_cpu_seconds();
+      if (n == expected[q]) --unfinished;
     }
     watch.tick(got);
   }
   LoopStats st;
   st.seconds = started ? seconds_between(start, Clock::now()) : 0;
+  st.cpu_seconds = warming == 0 ? process_cpu_seconds() - cpu0 : 0;
   st.per_qp = std::move(received);
   return st;
 }

@@ -22,8 +22,12 @@ struct BwPlan {
 
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
 // `sq` is the QPs' own accounting and carries over from the previous point.
+// `watch` is the one the Ops' poller (--events) checks while it sleeps: both must
+// see the same progress, or a sleeping poller takes a busy point for a dead peer.
+// On an interrupt the loop stops posting, lets the WRs in flight drain for up to
+// kInterruptDrain, then throws RunAborted("interrupted").
 template <class Ops>
-LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, const RunControl& ctl) {
+LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch) {
   const uint32_t nqp = p.nqp, depth = p.depth, post_list = p.post_list, every = p.every;
   const bool timed = p.duration > 0;
   std::vector<uint64_t> target(nqp), first(nqp);
@@ -32,12 +36,13 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     target[q] = timed ? UINT64_MAX : sq[q].posted + p.per_qp;
   }
   std::vector<ibv_wc> wc(p.batch);
-  IdleWatch watch(ctl);
   uint32_t unfinished = 0;
   for (uint32_t q = 0; q < nqp; ++q) unfinished += sq[q].completed != target[q];
   uint64_t loops = 0;
-  bool stopping = false;
+  bool stopping = false, aborting = false;
+  Clock::time_point abort_by{};
 
+  const double cpu0 = process_cpu_seconds();
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
@@ -69,20 +74,39 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
       if (sq[q].completed == target[q]) --unfinished;
     }
     watch.tick(got);
-    // Duration mode: read the clock every 64 loops, not per message.
-    if (timed && !stopping && (++loops & 63) == 0 && Clock::now() >= deadline) {
-      // Stop each QP at its next signaled WR so every posted WR is accounted for.
-      stopping = true;
-      unfinished = 0;
-      for (uint32_t q = 0; q < nqp; ++q) {
-        SendQueue& s = sq[q];
-        target[q] = s.posted + (s.until_signal == every ? 0 : s.until_signal);
-        if (s.completed != target[q]) ++unfinished;
+    // The clock and the stop flag are read once per poll that returned completions
+    // (at most once per batch of WCs), or every 64 empty polls: not per message, but
+    // often enough when a loop turn is slow (big messages, a slow device, --events).
+    if (got > 0 || aborting || (++loops & 63) == 0) {
+      if (!aborting && watch.interrupted()) {
+        // Post nothing more; wait for each QP's last signaled WR (later ones never complete).
+        aborting = stopping = true;
+        watch.draining();
+        abort_by = Clock::now() + kInterruptDrain;
+        unfinished = 0;
+        for (uint32_t q = 0; q < nqp; ++q) {
+          SendQueue& s = sq[q];
+          target[q] = s.posted - (every - s.until_signal);
+          if (s.completed != target[q]) ++unfinished;
+        }
+      } else if (aborting) {
+        if (Clock::now() >= abort_by) break;
+      } else if (timed && !stopping && Clock::now() >= deadline) {
+        // Stop each QP at its next signaled WR so every posted WR is accounted for.
+        stopping = true;
+        unfinished = 0;
+        for (uint32_t q = 0; q < nqp; ++q) {
+          SendQueue& s = sq[q];
+          target[q] = s.posted + (s.until_signal == every ? 0 : s.until_signal);
+          if (s.completed != target[q]) ++unfinished;
+        }
       }
     }
   }
+  if (aborting) throw RunAborted("interrupted");
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
+  st.cpu_seconds = process_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
   return st;

@@ -1,12 +1,20 @@
 #include "core/loop_common.hpp"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <numeric>
 
 namespace rdmasweep {
 
 uint64_t LoopStats::messages() const { return std::accumulate(per_qp.begin(), per_qp.end(), uint64_t{0}); }
+
+double process_cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
 
 namespace detail {
 
@@ -110,7 +118,7 @@ void fail_post(int rc, const char* what, uint32_t qp) {
 }
 
 void IdleWatch::check() {
-  if (ctl_.interrupted && ctl_.interrupted->load(std::memory_order_relaxed)) throw RunAborted("interrupted");
+  if (!draining_ && interrupted()) throw RunAborted("interrupted");
   if (ctl_.on_idle) ctl_.on_idle();
   Clock::time_point now = Clock::now();
   if (progressed_) {

@@ -42,8 +42,12 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
 [[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
 const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
 
+// How long an interrupted loop waits for the work it has in flight before it gives up.
+constexpr std::chrono::milliseconds kInterruptDrain{1000};
+
 // Looks outside the loop (stop flag, peer, idle timeout) once every 4096 polls:
-// one increment and a mask test per poll on the busy path.
+// one increment and a mask test per poll on the busy path. One per loop, shared
+// with the loop's Poller so both see the same progress.
 class IdleWatch {
  public:
   explicit IdleWatch(const RunControl& ctl) : ctl_(ctl), last_progress_(Clock::now()) {}
@@ -52,11 +56,16 @@ class IdleWatch {
     if ((++polls_ & 4095) == 0) check();
   }
   void check();
+  // For loops that look at the stop flag more often than check() does.
+  bool interrupted() const { return ctl_.interrupted && ctl_.interrupted->load(std::memory_order_relaxed); }
+  // The loop saw the interrupt and is draining: check() leaves the stop to it.
+  void draining() { draining_ = true; }
 
  private:
   const RunControl& ctl_;
   uint64_t polls_ = 0;
   bool progressed_ = false;
+  bool draining_ = false;
   Clock::time_point last_progress_;
 };
 

@@ -47,9 +47,11 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   Receives receives(r);
   IdleWatch watch(ctl);
   Poller poller(r, watch);
-  bool measuring = warmup == 0;
-  Clock::time_point measure_start = Clock::now();
-  Clock::time_point deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+  const Clock::duration window = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+  std::vector<Clock::time_point> deadline(nqp);  // duration mode: each QP's own, from the end of its warm-up
+  bool measuring = false;                        // some QP's window has started
+  Clock::time_point measure_start{};
+  double cpu0 = 0;
   uint32_t unfinished = nqp;
 
   auto post_ping = [&](uint32_t q) {
@@ -63,10 +65,14 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
     ibv_send_wr* w = wrs.chain(q);
     w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
     w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(every, false) ? IBV_SEND_SIGNALED : 0);
-    if (!measuring && count[q] == warmup) {
-      measuring = true;
-      measure_start = Clock::now();
-      deadline = measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+    if (count[q] == warmup) {  // this QP's first measured ping: its window starts
+      Clock::time_point now = Clock::now();
+      if (!measuring) {
+        measuring = true;
+        measure_start = now;
+        cpu0 = process_cpu_seconds();
+      }
+      deadline[q] = now + window;
     }
     t0[q] = ticks::now();
     ibv_send_wr* bad = nullptr;
@@ -85,7 +91,8 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
       st.qp_sum_ns[q] += ns;
     }
     ++count[q];
-    if (count[q] < total && !(timed && measuring && Clock::now() >= deadline))
+    // A QP stops at its own deadline, never before its warm-up is done.
+    if (count[q] < total && !(timed && count[q] > warmup && Clock::now() >= deadline[q]))
       post_ping(q);
     else
       --unfinished;
@@ -115,12 +122,13 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
     watch.tick(got);
   }
   st.seconds = seconds_between(measure_start, Clock::now());
+  st.cpu_seconds = process_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = count[q] > warmup ? count[q] - warmup : 0;
   return st;
 }
 
-LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl) {
+LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup) {
   const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
   const Op op = r.cfg.work.op;
   const uint32_t depth = r.cfg.knobs.tx_depth;
@@ -140,6 +148,8 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   Receives receives(r);
   IdleWatch watch(ctl);
   Poller poller(r, watch);
+  bool measuring = false;
+  double cpu0 = 0;
 
   auto pong = [&](uint32_t q) {
     SendQueue& s = sq[q];
@@ -150,11 +160,18 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(qp[q], w, &bad)) fail_post(rc, "ibv_post_send", q);
     ++s.posted;
-    ++answered[q];
+    if (++answered[q] == warmup && !measuring) {
+      measuring = true;
+      cpu0 = process_cpu_seconds();
+    }
     return true;
   };
 
   Clock::time_point start = Clock::now();
+  if (warmup == 0) {
+    measuring = true;
+    cpu0 = process_cpu_seconds();
+  }
   while (!*finished) {
     int got = poller.poll(wc.data());
     for (int i = 0; i < got; ++i) {
@@ -178,6 +195,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   }
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
+  st.cpu_seconds = measuring ? process_cpu_seconds() - cpu0 : 0;
   st.per_qp = std::move(answered);
   return st;
 }

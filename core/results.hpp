@@ -27,8 +27,14 @@ struct PointResult {
   std::vector<uint64_t> qp_lat_min_ns, qp_lat_max_ns;  // lat only, per QP
   std::vector<double> qp_lat_mean_ns;
   Histogram hist;           // lat only, ns
-  double cpu_seconds = 0;   // user + system CPU of this process during the measurement
-  double server_cpu_seconds = 0;  // the same on the server, over its whole test (warm-up included)
+  // User + system CPU over the measured window only (no warm-up, setup or control
+  // waits). Client: the window of `seconds` (bw: first measured post to last
+  // completion; lat: first QP's window start to last QP's end).
+  double cpu_seconds = 0;
+  // Server: SEND bw from warm-up received on every QP to the last message (or DONE);
+  // SEND/WRITE lat from the first QP's last warm-up pong to DONE; passive targets
+  // (WRITE/READ bw, READ lat) only wait for DONE, and report what that wait costs.
+  double server_cpu_seconds = 0;
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)

@@ -1,6 +1,5 @@
 #include "core/session.hpp"
 
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -22,13 +21,6 @@ static std::string kernel() {
   utsname u{};
   uname(&u);
   return std::string(u.sysname) + " " + u.release;
-}
-
-static double cpu_now() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return tv(ru.ru_utime) + tv(ru.ru_stime);
 }
 
 static void log_qps(const TestResources& res, const char* side,
@@ -148,16 +140,14 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
       LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
       for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
     }
-    double cpu0 = cpu_now();
     LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
-    out.cpu_seconds = cpu_now() - cpu0;
+    out.cpu_seconds = st.cpu_seconds;
     out.seconds = st.seconds;
     out.per_qp = st.per_qp;
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
   } else {
-    double cpu0 = cpu_now();
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
-    out.cpu_seconds = cpu_now() - cpu0;
+    out.cpu_seconds = st.cpu_seconds;
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
     take_latency(out, std::move(st));
   }
@@ -230,7 +220,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   ctl.interrupted = opt.interrupted;
   ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
   std::vector<uint64_t> counts(w.qps, 0);
-  const double cpu0 = cpu_now();
+  double cpu = 0;  // over the client's measured window, as the loops define it
 
   bool receives = w.op == Op::Send && w.mode == Mode::Bw;
   bool responds = w.mode == Mode::Lat && w.op != Op::Read;
@@ -242,7 +232,9 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
         expected = done->per_qp;
       }
     };
-    counts = run_bw_receiver(*res, expected, ctl).per_qp;
+    LoopStats st = run_bw_receiver(*res, expected, ctl, w.warmup);
+    counts = std::move(st.per_qp);
+    cpu = st.cpu_seconds;
   } else if (responds) {
     bool finished = false;
     ctl.on_idle = [&] {
@@ -251,11 +243,19 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
         finished = true;
       }
     };
-    counts = run_lat_responder(*res, &finished, ctl).per_qp;
+    LoopStats st = run_lat_responder(*res, &finished, ctl, w.warmup);
+    counts = std::move(st.per_qp);
+    cpu = st.cpu_seconds;
   }
-  if (!done) take_done(ch.recv(kTestWait));
+  if (!done) {
+    // A passive target (WRITE/READ bw, READ lat) only waits for DONE: its CPU over
+    // the window is what this wait costs (READY to DONE, the client's warm-up included).
+    const double cpu0 = process_cpu_seconds();
+    take_done(ch.recv(kTestWait));
+    if (!receives && !responds) cpu = process_cpu_seconds() - cpu0;
+  }
   res->close_window();  // before RESULT: once the client has it, no rkey of this test works
-  ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu_now() - cpu0}));
+  ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu}));
 }
 
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,

@@ -104,7 +104,8 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
     InstantOps ops(static_cast<size_t>(p.nqp) * p.depth + 64);
     std::vector<SendQueue> sq(p.nqp);
     for (SendQueue& s : sq) s.until_signal = p.every;
-    LoopStats s = detail::bw_initiator_loop(ops, wrs, sq, p, ctl);
+    detail::IdleWatch watch(ctl);
+    LoopStats s = detail::bw_initiator_loop(ops, wrs, sq, p, watch);
     messages += s.messages();
   }
   st.SetItemsProcessed(static_cast<int64_t>(messages));

@@ -82,6 +82,38 @@ TEST(Histogram, BucketBoundsTileTheRange) {
   }
 }
 
+// The last bucket takes every value at or above the top of the range (2^37 ns), as
+// well as the top of the last octave: it is open-ended, its quantiles stay within
+// [its low bound, the largest value recorded], and the maximum is kept exactly.
+TEST(Histogram, LastBucketHoldsEverythingFromTheTopUp) {
+  const size_t last = Histogram::kBuckets - 1;
+  const uint64_t top = uint64_t{1} << Histogram::kMaxExp;
+  EXPECT_EQ(Histogram::index_of(top - 1), last);
+  EXPECT_EQ(Histogram::index_of(top), last);
+  EXPECT_EQ(Histogram::index_of(top * 8), last);
+  EXPECT_EQ(Histogram::index_of(UINT64_MAX), last);
+  EXPECT_LT(Histogram::index_of(Histogram::bucket_low(last) - 1), last);
+  EXPECT_EQ(Histogram::bucket_high(last - 1) + 1, Histogram::bucket_low(last));
+  EXPECT_EQ(Histogram::bucket_high(last), UINT64_MAX);
+
+  Histogram h;
+  for (int i = 0; i < 98; ++i) h.record(1000);
+  h.record(top);
+  h.record(top * 8);
+  EXPECT_EQ(h.counts()[last], 2u);
+  EXPECT_EQ(h.count(), 100u);
+  EXPECT_EQ(h.max(), top * 8);
+  EXPECT_EQ(h.quantile(0.5), 1000.0);
+  for (double q : {0.99, 0.999, 1.0}) {
+    EXPECT_GE(h.quantile(q), static_cast<double>(Histogram::bucket_low(last))) << q;
+    EXPECT_LE(h.quantile(q), static_cast<double>(top * 8)) << q;
+  }
+  Histogram one;
+  one.record(top * 4);  // alone in the bucket: reported exactly
+  EXPECT_EQ(one.quantile(0.5), static_cast<double>(top * 4));
+  EXPECT_DOUBLE_EQ(one.mean(), static_cast<double>(top * 4));
+}
+
 TEST(Histogram, EmptyAndReset) {
   Histogram h;
   EXPECT_EQ(h.quantile(0.5), 0.0);

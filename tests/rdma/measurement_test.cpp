@@ -1,0 +1,177 @@
+// What the figures mean, checked on a real device: the measured window of every
+// mode (CPU, duration, a bandwidth point's seconds), the latency conventions, and
+// how a run ends (--events points longer than --timeout, Ctrl-C mid-point).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+static const std::string kBin = RDMASWEEP_BIN;
+
+static json load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+// One server for the suite, as in end_to_end_test.cpp.
+class Measurement : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!have_device()) return;
+    server_ = std::make_unique<Process>(std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1"});
+    std::string line = server_->wait_for_stderr("listening on", 120s);
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(":([0-9]+),"))) port_ = m[1];
+  }
+  static void TearDownTestSuite() {
+    if (server_) {
+      server_->signal(SIGTERM);
+      server_->wait(10s);
+    }
+    server_.reset();
+  }
+  void SetUp() override {
+    REQUIRE_DEVICE();
+    ASSERT_FALSE(port_.empty()) << "server did not start: " << (server_ ? server_->err() : "");
+    char tmpl[] = "/tmp/rdmasweep-measure-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  std::vector<std::string> argv(std::vector<std::string> args) {
+    std::vector<std::string> a{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress"};
+    a.insert(a.end(), args.begin(), args.end());
+    return a;
+  }
+  // Runs one point and returns its benchmark entry (fails the test on error).
+  json point(std::vector<std::string> args) {
+    std::string out = dir_ + "/p" + std::to_string(++runs_) + ".json";
+    args.insert(args.end(), {"--out", out});
+    Outcome o = run(argv(args), 300s);
+    EXPECT_EQ(o.code, 0) << o.err;
+    json r = load(out);
+    if (!r.is_object() || r["benchmarks"].size() != 1) {
+      ADD_FAILURE() << "no single point in " << out << ": " << o.err;
+      return json::object();
+    }
+    json b = r["benchmarks"][0];
+    EXPECT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    return b;
+  }
+
+  static inline std::unique_ptr<Process> server_;
+  static inline std::string port_;
+  std::string dir_;
+  int runs_ = 0;
+};
+
+static double num(const json& b, const char* k) { return b.contains(k) ? b[k].get<double>() : -1; }
+
+// A bandwidth point with --events that runs longer than --timeout: completions keep
+// coming (an 8 MiB WRITE at a time, slow enough that the poller sleeps past its
+// 100 ms waits), so the peer is not gone.
+TEST_F(Measurement, EventsBandwidthPointOutlivesTimeout) {
+  json b = point({"--op", "write", "--mode", "bw", "--events", "1", "-q", "1", "-t", "1", "-Q", "1", "-s", "8m", "-D",
+                  "5", "--timeout", "3", "--warmup", "1"});
+  EXPECT_GE(num(b, "seconds"), 5.0);
+  EXPECT_GT(num(b, "messages"), 0);
+}
+
+// CPU figures cover the measured window only. Both sides busy-poll, so over the
+// window each uses about one CPU: CPU time is at most the window's wall time (plus a
+// little), with a short warm-up or a long one. Warm-up counted in, a warm-up five
+// times the measurement would make it about 6x. (Comparing CPU per message between
+// the two runs does not work under emulation: the per-message cost itself drifts.)
+TEST_F(Measurement, CpuCoversTheMeasuredWindowOnly) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* warmup;
+  };
+  const Case cases[] = {{{"--op", "write", "--mode", "lat", "-q", "2", "-s", "64", "-n", "1000"}, "100"},
+                        {{"--op", "write", "--mode", "lat", "-q", "2", "-s", "64", "-n", "1000"}, "5000"},
+                        {{"--op", "send", "--mode", "bw", "-q", "2", "-s", "64", "-n", "3000"}, "300"},
+                        {{"--op", "send", "--mode", "bw", "-q", "2", "-s", "64", "-n", "3000"}, "15000"}};
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--warmup", c.warmup});
+    json b = point(args);
+    SCOPED_TRACE(b.dump());
+    double window = num(b, "seconds");
+    ASSERT_GT(window, 0);
+    EXPECT_GT(num(b, "cpu_seconds"), 0);
+    EXPECT_LE(num(b, "cpu_seconds"), window * 1.15 + 0.02);
+    EXPECT_GT(num(b, "server_cpu_seconds"), 0);
+    EXPECT_LE(num(b, "server_cpu_seconds"), window * 1.15 + 0.05);
+  }
+}
+
+// Duration-mode latency on several QPs: each QP finishes its own warm-up before its
+// window starts, so none ends with fewer pings than the warm-up (which the server's
+// count check would call a loss), and every QP measures.
+TEST_F(Measurement, DurationLatencyEveryQpHasItsOwnWindow) {
+  for (const char* op : {"send", "write"}) {
+    SCOPED_TRACE(op);
+    json b = point({"--op", op, "--mode", "lat", "-q", "8", "-s", "64", "-D", "0.02", "--warmup", "50"});
+    EXPECT_GE(num(b, "qp_messages_min"), 1);
+  }
+}
+
+// One-way latency is half the round trip for SEND and WRITE and the whole of it for
+// READ. Independent timing: the point's seconds over its round trips (one QP, one
+// ping in flight) is the wall time of a round trip, loop overhead included.
+TEST_F(Measurement, LatencyConventionAgainstWallTime) {
+  struct Case {
+    const char* op;
+    double share;  // of the wall round trip that lat_mean is
+  };
+  for (const Case& c : {Case{"send", 0.5}, Case{"write", 0.5}, Case{"read", 1.0}}) {
+    SCOPED_TRACE(c.op);
+    json b = point({"--op", c.op, "--mode", "lat", "-q", "1", "-s", "64", "-n", "300", "--warmup", "20"});
+    double wall_rt_us = num(b, "seconds") / num(b, "messages") * 1e6;
+    double ratio = num(b, "lat_mean_us") / wall_rt_us;
+    EXPECT_LE(ratio, c.share * 1.02) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
+    EXPECT_GE(ratio, c.share * 0.7) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
+  }
+}
+
+// A duration point lasts its duration: not less, and not much more.
+TEST_F(Measurement, DurationPointLastsItsDuration) {
+  for (const char* mode : {"bw", "lat"}) {
+    SCOPED_TRACE(mode);
+    json b = point({"--op", "write", "--mode", mode, "-q", "4", "-s", "4096", "-D", "2", "--warmup", "10"});
+    EXPECT_GE(num(b, "seconds"), 2.0);
+    EXPECT_LE(num(b, "seconds"), 2.25);
+  }
+}
+
+// Ctrl-C in the middle of a long bandwidth point that keeps completing: the client
+// drains briefly, keeps what it has, exits 130 within seconds, and the server serves
+// the next client.
+TEST_F(Measurement, InterruptEndsABusyBandwidthPointPromptly) {
+  for (const char* op : {"write", "read", "send"}) {
+    SCOPED_TRACE(op);
+    std::string out = dir_ + "/int-" + op + ".json";
+    Process c(argv({"--op", op, "--mode", "bw", "-q", "4", "-s", "4096", "-D", "30", "--verbose", "--out", out}));
+    ASSERT_NE(c.wait_for_stderr("QPs connected", 120s), "") << c.err();
+    std::this_thread::sleep_for(2s);  // into the measurement, as a user would press Ctrl-C
+    c.signal(SIGINT);
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(c.wait(30s), 130) << c.err();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "the client ignored SIGINT while completing";
+    EXPECT_EQ(load(out)["context"]["incomplete"], true);
+    point({"--op", op, "-s", "64", "-n", "20"});
+  }
+}
+
+}  // namespace rdmasweep::test
