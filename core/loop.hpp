@@ -39,8 +39,9 @@ struct LoopStats {
   uint64_t messages() const;
 };
 
-// User + system CPU time this process has used so far (getrusage), in seconds.
-double process_cpu_seconds();
+// User + system CPU time the calling thread has used so far, in seconds: the loop's
+// own, also where a mesh rank runs several flows' loops in threads side by side.
+double loop_cpu_seconds();
 
 struct LatStats : LoopStats {
   Histogram hist;                      // samples in ns: one-way for SEND/WRITE, round trip for READ

@@ -61,7 +61,7 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
 
   // QPs still in the client's warm-up; the CPU window opens when none is left.
   uint32_t warming = warmup > 0 ? nqp : 0;
-  double cpu0 = process_cpu_seconds();
+  double cpu0 = loop_cpu_seconds();
   Clock::time_point start{};
   bool started = false;
   while (unfinished > 0) {
@@ -74,14 +74,14 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
       uint32_t q = receives.complete(wc[i]);
       uint64_t n = ++received[q];
-      if (n == warmup && --warming == 0) cpu0 = process_cpu_seconds();
+      if (n == warmup && --warming == 0) cpu0 = loop_cpu_seconds();
       if (n == expected[q]) --unfinished;
     }
     watch.tick(got);
   }
   LoopStats st;
   st.seconds = started ? seconds_between(start, Clock::now()) : 0;
-  st.cpu_seconds = warming == 0 ? process_cpu_seconds() - cpu0 : 0;
+  st.cpu_seconds = warming == 0 ? loop_cpu_seconds() - cpu0 : 0;
   st.per_qp = std::move(received);
   return st;
 }

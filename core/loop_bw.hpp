@@ -42,7 +42,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   bool stopping = false, aborting = false;
   Clock::time_point abort_by{};
 
-  const double cpu0 = process_cpu_seconds();
+  const double cpu0 = loop_cpu_seconds();
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
@@ -106,7 +106,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   if (aborting) throw RunAborted("interrupted");
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
-  st.cpu_seconds = process_cpu_seconds() - cpu0;
+  st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
   return st;

@@ -1,7 +1,7 @@
 #include "core/loop_common.hpp"
 
 #include <poll.h>
-#include <sys/resource.h>
+#include <time.h>
 
 #include <numeric>
 
@@ -9,11 +9,10 @@ namespace rdmasweep {
 
 uint64_t LoopStats::messages() const { return std::accumulate(per_qp.begin(), per_qp.end(), uint64_t{0}); }
 
-double process_cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return tv(ru.ru_utime) + tv(ru.ru_stime);
+double loop_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 namespace detail {

@@ -70,7 +70,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
       if (!measuring) {
         measuring = true;
         measure_start = now;
-        cpu0 = process_cpu_seconds();
+        cpu0 = loop_cpu_seconds();
       }
       deadline[q] = now + window;
     }
@@ -122,7 +122,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
     watch.tick(got);
   }
   st.seconds = seconds_between(measure_start, Clock::now());
-  st.cpu_seconds = process_cpu_seconds() - cpu0;
+  st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = count[q] > warmup ? count[q] - warmup : 0;
   return st;
@@ -162,7 +162,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
     ++s.posted;
     if (++answered[q] == warmup && !measuring) {
       measuring = true;
-      cpu0 = process_cpu_seconds();
+      cpu0 = loop_cpu_seconds();
     }
     return true;
   };
@@ -170,7 +170,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   Clock::time_point start = Clock::now();
   if (warmup == 0) {
     measuring = true;
-    cpu0 = process_cpu_seconds();
+    cpu0 = loop_cpu_seconds();
   }
   while (!*finished) {
     int got = poller.poll(wc.data());
@@ -195,7 +195,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   }
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
-  st.cpu_seconds = measuring ? process_cpu_seconds() - cpu0 : 0;
+  st.cpu_seconds = measuring ? loop_cpu_seconds() - cpu0 : 0;
   st.per_qp = std::move(answered);
   return st;
 }

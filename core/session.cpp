@@ -250,9 +250,9 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   if (!done) {
     // A passive target (WRITE/READ bw, READ lat) only waits for DONE: its CPU over
     // the window is what this wait costs (READY to DONE, the client's warm-up included).
-    const double cpu0 = process_cpu_seconds();
+    const double cpu0 = loop_cpu_seconds();
     take_done(ch.recv(kTestWait));
-    if (!receives && !responds) cpu = process_cpu_seconds() - cpu0;
+    if (!receives && !responds) cpu = loop_cpu_seconds() - cpu0;
   }
   res->close_window();  // before RESULT: once the client has it, no rkey of this test works
   ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu}));

@@ -48,12 +48,6 @@ std::vector<std::vector<Flow>> phases_of(Pattern p, int n) {
 
 namespace {
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // One flow's end on this rank.
@@ -99,18 +93,16 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero) {
       LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
       for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += warm.per_qp[q];
     }
-    double cpu0 = thread_cpu_seconds();
     LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
     end_window(fe, zero, st.seconds);
-    out.cpu_seconds = thread_cpu_seconds() - cpu0;
+    out.cpu_seconds = st.cpu_seconds;  // over the measured window, as the loop defines it
     out.seconds = st.seconds;
     out.per_qp = st.per_qp;
     for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += st.per_qp[q];
   } else {
-    double cpu0 = thread_cpu_seconds();
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
     end_window(fe, zero, st.seconds);
-    out.cpu_seconds = thread_cpu_seconds() - cpu0;
+    out.cpu_seconds = st.cpu_seconds;  // warm-up excluded
     for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] = st.per_qp[q] + w.warmup;
     take_latency(out, std::move(st));
     fe.hist = histogram_json(out.hist);
