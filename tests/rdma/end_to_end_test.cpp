@@ -19,6 +19,7 @@
 #include "core/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/server_suite.hpp"
 
 namespace rdmasweep::test {
 
@@ -28,52 +29,18 @@ using namespace std::chrono_literals;
 static const std::string kBin = RDMASWEEP_BIN;
 
 
-static std::string temp_dir() {
-  char tmpl[] = "/tmp/rdmasweep-e2e-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-static json load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
+static json load(const std::string& path) { return load_json(path); }
 
 // Lines a failed command printed, for the assertion message.
 static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 // One server for the whole suite, on a port the kernel picks.
-class EndToEnd : public ::testing::Test {
+class EndToEnd : public ServerSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (!have_device()) return;
-    server_ = std::make_unique<Process>(std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1"});
-    std::string line = server_->wait_for_stderr("listening on", 120s);
-    std::smatch m;
-    if (std::regex_search(line, m, std::regex(":([0-9]+),"))) port_ = m[1];
-  }
-  static void TearDownTestSuite() {
-    if (server_) {
-      server_->signal(SIGTERM);
-      server_->wait(10s);
-    }
-    server_.reset();
-  }
-  void SetUp() override {
-    REQUIRE_DEVICE();
-    ASSERT_FALSE(port_.empty()) << "server did not start: " << (server_ ? server_->err() : "");
-    dir_ = temp_dir();
-  }
-
   Outcome client(std::vector<std::string> args, std::chrono::milliseconds timeout = 300s) {
-    std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, timeout);
+    return run(client_argv(args), timeout);
   }
 
-  static inline std::unique_ptr<Process> server_;
-  static inline std::string port_;
-  std::string dir_;
 };
 
 // Every measured point must be self-consistent.

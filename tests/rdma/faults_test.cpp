@@ -28,27 +28,18 @@ using namespace std::chrono_literals;
 static const std::string kBin = RDMASWEEP_BIN;
 
 
-static json load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
+static json load(const std::string& path) { return load_json(path); }
 
 class Faults : public ::testing::Test {
  protected:
   void SetUp() override {
     REQUIRE_DEVICE();
-    char tmpl[] = "/tmp/rdmasweep-faults-XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = make_temp_dir("rdmasweep-faults");
     start_server();
   }
   void start_server() {
-    server_ = std::make_unique<Process>(
-        std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1", "--timeout", "2"});
-    std::string line = server_->wait_for_stderr("listening on", 120s);
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server_->err();
-    port_ = m[1];
+    port_ = test::start_server(&server_, kBin, 120s, {"--timeout", "2"});
+    ASSERT_FALSE(port_.empty()) << server_->err();
   }
   std::vector<std::string> client_argv(std::vector<std::string> args) {
     std::vector<std::string> argv{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--timeout", "5"};

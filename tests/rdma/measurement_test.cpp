@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/process.hpp"
+#include "tests/support/server_suite.hpp"
 
 namespace rdmasweep::test {
 
@@ -20,40 +21,12 @@ using namespace std::chrono_literals;
 
 static const std::string kBin = RDMASWEEP_BIN;
 
-static json load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
+static json load(const std::string& path) { return load_json(path); }
 
 // One server for the suite, as in end_to_end_test.cpp.
-class Measurement : public ::testing::Test {
+class Measurement : public ServerSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (!have_device()) return;
-    server_ = std::make_unique<Process>(std::vector<std::string>{kBin, "server", "--port", "0", "--bind", "127.0.0.1"});
-    std::string line = server_->wait_for_stderr("listening on", 120s);
-    std::smatch m;
-    if (std::regex_search(line, m, std::regex(":([0-9]+),"))) port_ = m[1];
-  }
-  static void TearDownTestSuite() {
-    if (server_) {
-      server_->signal(SIGTERM);
-      server_->wait(10s);
-    }
-    server_.reset();
-  }
-  void SetUp() override {
-    REQUIRE_DEVICE();
-    ASSERT_FALSE(port_.empty()) << "server did not start: " << (server_ ? server_->err() : "");
-    char tmpl[] = "/tmp/rdmasweep-measure-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  std::vector<std::string> argv(std::vector<std::string> args) {
-    std::vector<std::string> a{kBin, "client", "127.0.0.1", "--port", port_, "--no-progress"};
-    a.insert(a.end(), args.begin(), args.end());
-    return a;
-  }
+  std::vector<std::string> argv(const std::vector<std::string>& args) const { return client_argv(args); }
   // Runs one point and returns its benchmark entry (fails the test on error).
   json point(std::vector<std::string> args) {
     std::string out = dir_ + "/p" + std::to_string(++runs_) + ".json";
@@ -70,9 +43,6 @@ class Measurement : public ::testing::Test {
     return b;
   }
 
-  static inline std::unique_ptr<Process> server_;
-  static inline std::string port_;
-  std::string dir_;
   int runs_ = 0;
 };
 

@@ -28,17 +28,6 @@ namespace {
 const std::string kBin = RDMASWEEP_BIN;
 constexpr int kRanks = 3;
 
-std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::string p = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
-
 // What is missing for these tests, or "".
 std::string missing() {
   if (find_in_path("mpirun").empty()) return "no mpirun (apt-get install openmpi-bin libopenmpi-dev)";

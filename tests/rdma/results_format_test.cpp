@@ -131,17 +131,6 @@ TEST(ResultsFormat, ClientFileWithFailuresAndRepetitions) {
 
 namespace {
 
-std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::string p = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
-
 // mpirun with 3 ranks of `rdmasweep mesh ARGS --out OUT`; with `rank2_args`, rank 2
 // gets those too (mpirun's A : B). Off the RDMA device, as root, more ranks than CPUs.
 std::vector<std::string> mesh_argv(const std::string& mpirun, const std::vector<std::string>& args,

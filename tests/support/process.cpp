@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -183,6 +185,39 @@ void FakeServer::serve() {
     }
     close(c);
   }
+}
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json();
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  return mkdtemp(tmpl.data());
+}
+
+std::string start_server(std::unique_ptr<Process>* server, const std::string& bin, std::chrono::milliseconds wait,
+                         const std::vector<std::string>& extra) {
+  std::vector<std::string> argv{bin, "server", "--port", "0", "--bind", "127.0.0.1"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  *server = std::make_unique<Process>(argv);
+  std::string line = (*server)->wait_for_stderr("listening on", wait);
+  std::smatch m;
+  return std::regex_search(line, m, std::regex(":([0-9]+),")) ? std::string(m[1]) : std::string();
 }
 
 }  // namespace rdmasweep::test

@@ -7,9 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace rdmasweep::test {
 
@@ -43,6 +46,21 @@ struct Outcome {
 Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
 std::string read_file(const std::string& path);
+
+// The full path of executable `name` on PATH, or "" when there is none.
+std::string find_in_path(const std::string& name);
+
+// A results file as JSON; null when it is missing or not valid JSON.
+nlohmann::json load_json(const std::string& path);
+
+// A new directory under /tmp whose name starts with `prefix`.
+std::string make_temp_dir(const std::string& prefix);
+
+// Starts `bin server` on 127.0.0.1 on a port the kernel picks (plus `extra` options)
+// into *server and returns that port, or "" when it did not say it was listening
+// within `wait` (its stderr says why).
+std::string start_server(std::unique_ptr<Process>* server, const std::string& bin,
+                         std::chrono::milliseconds wait, const std::vector<std::string>& extra = {});
 
 // True when this host has an RDMA device the tests can use.
 bool have_device();
