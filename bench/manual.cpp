@@ -160,7 +160,7 @@ std::string man_page() {
       m << "\n" << roff(o.description);
     }
   }
-  m << ".SS help\nWith a command, its options (the same as\n.IR command \" \\-\\-help\").\n"
+  m << ".SS help\nWith a command, its options: the same as\n.I command\n\\-\\-help.\n"
     << ".SH FILES\n.TP\n.I <prefix>/share/rdmasweep/configs/*.json\n"
        "Sweep files: \\fB\\-\\-config quick\\fR finds \\fIquick.json\\fR here when there is no file\n"
        ".I quick\nin the current directory.\n"
