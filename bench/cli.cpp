@@ -1,9 +1,12 @@
 #include "bench/cli.hpp"
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 
@@ -122,7 +125,15 @@ void add_knob_options(po::options_description& d, std::map<std::string, std::str
      "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
 }
 
-static std::string help_of(const char* usage, const po::options_description& all) {
+static HelpRenderer& help_renderer() {
+  static HelpRenderer r;
+  return r;
+}
+
+void set_help_renderer(HelpRenderer r) { help_renderer() = std::move(r); }
+
+std::string render_help(const std::string& usage, const po::options_description& all) {
+  if (help_renderer()) return help_renderer()(usage, all);
   std::ostringstream s;
   s << usage << "\n" << all;
   return s.str();
@@ -165,7 +176,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   po::variables_map vm = run_parser_with_host(static_cast<int>(mine.size()), mine.data(), all, &c.host);
   if (vm.count("help")) {
     c.help = true;
-    *help_text = help_of("usage: rdmasweep client HOST [options] [--benchmark_filter=REGEX ...]", all);
+    *help_text = render_help("usage: rdmasweep client HOST [options] [--benchmark_filter=REGEX ...]", all);
     return c;
   }
   finish_common(c, vm, gid);
@@ -173,7 +184,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   if (axis.count("iters") && axis.count("duration"))
     throw UsageError("--iters and --duration exclude each other: give one");
   try {
-    if (!c.config_file.empty()) c.spec = load_sweep_file(c.config_file);
+    if (!c.config_file.empty()) c.spec = load_sweep_file(resolve_sweep_file(c.config_file));
     for (const auto& [k, v] : axis) apply_override(c.spec, k, v);
     if (axis.count("iters")) c.spec.duration = 0;
   } catch (const ConfigError& e) {
@@ -196,7 +207,7 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {
     s.help = true;
-    *help_text = help_of("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time), until killed.", all);
+    *help_text = render_help("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time), until killed.", all);
     return s;
   }
   finish_common(s, vm, gid);
@@ -212,7 +223,7 @@ DevicesOptions parse_devices(int argc, char** argv, std::string* help_text) {
   d.json = vm.count("json") > 0;
   if (vm.count("help")) {
     d.help = true;
-    *help_text = help_of("usage: rdmasweep devices [--json]", all);
+    *help_text = render_help("usage: rdmasweep devices [--json]", all);
   }
   return d;
 }
@@ -234,13 +245,13 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
   po::variables_map vm = run_parser_with_host(argc, argv, all, &d.host);
   if (vm.count("help")) {
     d.help = true;
-    *help_text = help_of("usage: rdmasweep doctor [HOST] [options]\nChecks what breaks RDMA runs and says how to fix each; "
+    *help_text = render_help("usage: rdmasweep doctor [HOST] [options]\nChecks what breaks RDMA runs and says how to fix each; "
                          "with HOST, also the server there.", all);
     return d;
   }
   finish_common(d, vm, gid);
   try {
-    if (!config.empty()) d.spec = load_sweep_file(config);
+    if (!config.empty()) d.spec = load_sweep_file(resolve_sweep_file(config));
     for (const auto& [k, v] : axis) apply_override(d.spec, k, v);
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
@@ -255,6 +266,38 @@ std::string default_out_path() {
   struct stat st {};
   std::string dir = (::stat("reports", &st) == 0 && S_ISDIR(st.st_mode)) ? "reports/" : "";
   return dir + "rdmasweep-" + stamp + ".json";
+}
+
+static bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> sweep_dirs() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return {};
+  std::string dir(exe, static_cast<size_t>(n));
+  dir.erase(dir.rfind('/'));  // <prefix>/bin, or <build>/bench
+  std::vector<std::string> dirs;
+  for (const char* rel : {"/../share/rdmasweep/configs", "/../../configs"}) {
+    char real[PATH_MAX];
+    struct stat st {};
+    if (::realpath((dir + rel).c_str(), real) && ::stat(real, &st) == 0 && S_ISDIR(st.st_mode)) dirs.push_back(real);
+  }
+  return dirs;
+}
+
+std::string resolve_sweep_file(const std::string& name) {
+  // A path (anything with a slash) is taken as given: load_sweep_file says why it cannot read it.
+  if (is_file(name) || name.find('/') != std::string::npos) return name;
+  std::vector<std::string> dirs = sweep_dirs();
+  for (const std::string& d : dirs)
+    for (const std::string& f : {name, name + ".json"})
+      if (is_file(d + "/" + f)) return d + "/" + f;
+  if (dirs.empty()) throw UsageError("--config: no sweep file '" + name + "' here, and no installed sweeps beside rdmasweep: give a path");
+  throw UsageError("--config: no sweep file '" + name + "' here or in " + dirs[0] +
+                   " (`rdmasweep help --configs` lists them)");
 }
 
 }  // namespace rdmasweep::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,23 @@ DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 
 std::string default_out_path();
+
+// --config NAME: NAME itself when that file exists; otherwise, for a bare name such as
+// `quick`, NAME or NAME.json among the sweeps installed beside the executable
+// (<prefix>/share/rdmasweep/configs, found from /proc/self/exe so relocated installs
+// work) or, in a build tree, the source's configs/. Throws UsageError naming where it
+// looked when there is none.
+std::string resolve_sweep_file(const std::string& name);
+// Where the bare names are looked up, first match wins; only the ones that exist.
+std::vector<std::string> sweep_dirs();
+
+// Every parser's --help goes through render_help with its usage text and its own
+// options_description. `rdmasweep help --man` and `--bash-completion` swap the
+// renderer to read those very descriptions, so the manual cannot drift from the parser.
+using HelpRenderer = std::function<std::string(const std::string& usage,
+                                               const boost::program_options::options_description& options)>;
+void set_help_renderer(HelpRenderer r);  // empty: the plain text --help prints
+std::string render_help(const std::string& usage, const boost::program_options::options_description& options);
 
 // -s, -n, -D, --warmup, --repetitions: what each point sends, for how long and how
 // often, the same for client and mesh: each value lands in axis[key].

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,12 +67,11 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   }
   if (vm.count("help")) {
     m.help = true;
-    std::ostringstream s;
-    s << "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all [options]\n"
-         "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
-         "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.\n"
-      << all;
-    *help_text = s.str();
+    *help_text = cli::render_help(
+        "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all [options]\n"
+        "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
+        "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.",
+        all);
     return m;
   }
   if (ib_port < 1 || ib_port > 255) throw cli::UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
@@ -94,7 +92,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
   if (load_sweep) {
     try {
-      if (!m.config_file.empty()) m.spec = load_sweep_file(m.config_file);
+      if (!m.config_file.empty()) m.spec = load_sweep_file(cli::resolve_sweep_file(m.config_file));
       for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
       if (axis.count("iters")) m.spec.duration = 0;
     } catch (const ConfigError& e) {
