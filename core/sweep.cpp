@@ -29,6 +29,13 @@ const std::vector<std::string>& sweep_keys() {
   return keys;
 }
 
+// inline_size's values as a sweep file writes them: kInlineAuto as "auto".
+static json inline_json(const std::vector<uint64_t>& values) {
+  json a = json::array();
+  for (uint64_t v : values) a.push_back(v == kInlineAuto ? json("auto") : json(v));
+  return a;
+}
+
 json sweep_json(const SweepSpec& s) {
   return {{"op", s.op},
           {"mode", s.mode},
@@ -38,7 +45,7 @@ json sweep_json(const SweepSpec& s) {
           {"rx_depth", s.rx_depth},
           {"post_list", s.post_list},
           {"signal_every", s.signal_every},
-          {"inline_size", axis_json("inline_size", s.inline_size)},
+          {"inline_size", inline_json(s.inline_size)},
           {"poll_batch", s.poll_batch},
           {"srq", s.srq},
           {"events", s.events},
@@ -291,15 +298,6 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
                         if (out.size() > 1000000) throw ConfigError("the sweep has over a million points");
                       }
   return out;
-}
-
-json axis_json(const std::string& key, const std::vector<uint64_t>& values) {
-  json a = json::array();
-  for (uint64_t v : values) {
-    if (key == "inline_size" && v == kInlineAuto) a.push_back("auto");
-    else a.push_back(v);
-  }
-  return a;
 }
 
 }  // namespace rdmasweep

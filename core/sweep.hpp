@@ -57,7 +57,4 @@ void apply_override(SweepSpec& spec, const std::string& key, const std::string& 
 // Every point of the product, each validated (first failure throws with the point's name).
 std::vector<TestConfig> expand(const SweepSpec& spec);
 
-// An axis's values as JSON, for the results context: kInlineAuto as "auto".
-nlohmann::json axis_json(const std::string& key, const std::vector<uint64_t>& values);
-
 }  // namespace rdmasweep

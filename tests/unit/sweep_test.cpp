@@ -36,7 +36,7 @@ TEST(Sweep, InlineAutoAndOutstandingReadsAreAxes) {
   apply_override(s, "op", "read");
   EXPECT_EQ(s.inline_size, (std::vector<uint64_t>{kInlineAuto, 0, 64}));
   EXPECT_EQ(expand(s).size(), 6u);
-  EXPECT_EQ(axis_json("inline_size", s.inline_size), nlohmann::json::parse(R"(["auto", 0, 64])"));
+  EXPECT_EQ(sweep_json(s)["inline_size"], nlohmann::json::parse(R"(["auto", 0, 64])"));
   apply_json(s, nlohmann::json::parse(R"({"inline_size": "auto", "outs": 8})"));
   EXPECT_EQ(s.inline_size, (std::vector<uint64_t>{kInlineAuto}));
   EXPECT_EQ(expand(s).at(0).knobs.outs, 8u);
