@@ -20,16 +20,24 @@ struct VerbsOps {
 };
 }  // namespace
 
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl) {
+namespace detail {
+BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration) {
   BwPlan p;
-  p.nqp = static_cast<uint32_t>(r.qps.size());
-  p.depth = r.cfg.knobs.tx_depth;
-  p.post_list = r.cfg.knobs.post_list;
-  p.every = effective_signal_every(r.cfg);
-  p.batch = r.cfg.knobs.poll_batch;
+  p.nqp = c.work.qps;
+  p.depth = c.knobs.tx_depth;
+  p.post_list = c.knobs.post_list;
+  p.every = effective_signal_every(c);
+  p.batch = c.knobs.poll_batch;
   p.per_qp = per_qp;
   p.duration = duration;
-  p.posted = posted_name(r.cfg.work.op);
+  p.posted = posted_name(c.work.op);
+  return p;
+}
+}  // namespace detail
+
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl) {
+  BwPlan p = bw_plan(r.cfg, per_qp, duration);
+  p.nqp = static_cast<uint32_t>(r.qps.size());
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);

@@ -20,6 +20,9 @@ struct BwPlan {
   const char* posted = "RDMA_WRITE";  // for error messages
 };
 
+// A point's plan: its knobs as the loop reads them.
+BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
+
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
 // `sq` is the QPs' own accounting and carries over from the previous point.
 // `watch` is the one the Ops' poller (--events) checks while it sleeps: both must
