@@ -80,9 +80,9 @@ void expect_round_trips(Fixture& f, const FakeDevice& fake, const LatStats& st, 
   ASSERT_EQ(st.per_qp.size(), nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
     EXPECT_EQ(st.per_qp[q], iters) << "QP " << q;
-    EXPECT_EQ(fake.posted[q], warmup + iters) << "QP " << q;
+    EXPECT_EQ(fake.posted(q), warmup + iters) << "QP " << q;
     // Pings are never "last": every `every`-th is signaled, the tail waits for the next point.
-    EXPECT_EQ(fake.signaled[q], (warmup + iters) / f.p.every) << "QP " << q;
+    EXPECT_EQ(fake.signaled(q), (warmup + iters) / f.p.every) << "QP " << q;
     EXPECT_LE(st.qp_min_ns[q], st.qp_max_ns[q]);
   }
   EXPECT_EQ(st.hist.count(), nqp * iters);
@@ -157,7 +157,7 @@ TEST(LatLoop, DurationPointLastsItsDuration) {
   EXPECT_LT(st.seconds, 0.2 + 1.0);  // generous: a shared, noisy machine
   for (uint32_t q = 0; q < 2; ++q) {
     EXPECT_GT(st.per_qp[q], 0u);
-    EXPECT_EQ(st.per_qp[q] + 10, fake.posted[q]);
+    EXPECT_EQ(st.per_qp[q] + 10, fake.posted(q));
   }
   f.expect_clean(fake);
 }

@@ -72,8 +72,8 @@ TEST(BwLoop, ExactCountsUnderSelectiveSignaling) {
       ASSERT_EQ(st.per_qp.size(), 3u);
       for (uint32_t q = 0; q < 3; ++q) {
         EXPECT_EQ(st.per_qp[q], n);
-        EXPECT_EQ(fake.posted[q], n);
-        EXPECT_EQ(fake.signaled[q], ceil_div(n, every));  // every `every`-th, and the last
+        EXPECT_EQ(fake.posted(q), n);
+        EXPECT_EQ(fake.signaled(q), ceil_div(n, every));  // every `every`-th, and the last
         EXPECT_EQ(f.sq[q].posted, n);
       }
       EXPECT_EQ(st.messages(), 3 * n);
@@ -94,7 +94,7 @@ TEST(BwLoop, PostListsFillTheQueueInWholeChains) {
     EXPECT_EQ(st.messages(), 2 * n);
     EXPECT_EQ(fake.longest_chain, pl);
     EXPECT_EQ(fake.post_calls, 2 * ceil_div(n, pl));  // whole chains, a short last one
-    for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(fake.signaled[q], ceil_div(n, 7));
+    for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(fake.signaled(q), ceil_div(n, 7));
     f.expect_clean(fake);
   }
 }
@@ -146,7 +146,7 @@ TEST(BwLoop, DurationPointStopsAtASignaledWrWithEveryWrAccountedFor) {
   EXPECT_LT(st.seconds, 0.2 + 1.0);  // generous: a shared, noisy machine
   for (uint32_t q = 0; q < 3; ++q) {
     EXPECT_GT(st.per_qp[q], 0u);
-    EXPECT_EQ(st.per_qp[q], fake.posted[q]);
+    EXPECT_EQ(st.per_qp[q], fake.posted(q));
   }
   f.expect_clean(fake);
 }
