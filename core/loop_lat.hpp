@@ -1,6 +1,6 @@
-// The latency initiator's hot loop, a template over the device calls it makes (post
-// a ping, poll the CQ, repost a receive), so unit tests and micro-benchmarks run it
-// against a fake device. loop_lat.cpp instantiates it with real verbs.
+// The latency loops, templates over the device calls they make (post, poll the CQ,
+// repost a receive), so unit tests and micro-benchmarks run them against a fake
+// device. loop_lat.cpp instantiates them with real verbs.
 #pragma once
 
 #include <algorithm>
@@ -127,6 +127,67 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = count[q] > warmup ? count[q] - warmup : 0;
+  return st;
+}
+
+// The responder: answers every ping (a receive, or for WRITE the ping's tag seen in
+// p.rx_tag) with a pong until *finished, which the Ops' poll (ctl.on_idle) sets. Its
+// CPU window opens when some QP has answered p.warmup pings.
+template <class Ops>
+LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const LatPlan& p, const bool* finished,
+                             IdleWatch& watch) {
+  const uint32_t nqp = p.nqp, depth = p.depth, every = p.every;
+  const Op op = p.op;
+  const uint64_t warmup = p.warmup;
+  std::vector<uint64_t> answered(nqp, 0), owed(nqp, 0);
+  std::vector<ibv_wc> wc(p.batch);
+  bool measuring = false;
+  double cpu0 = 0;
+
+  auto pong = [&](uint32_t q) {
+    SendQueue& s = sq[q];
+    if (s.outstanding() >= depth) return false;
+    ibv_send_wr* w = wrs.chain(q);
+    w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
+    w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(every, false) ? IBV_SEND_SIGNALED : 0);
+    if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
+    ++s.posted;
+    if (++answered[q] == warmup && !measuring) {
+      measuring = true;
+      cpu0 = loop_cpu_seconds();
+    }
+    return true;
+  };
+
+  Clock::time_point start = Clock::now();
+  if (warmup == 0) {
+    measuring = true;
+    cpu0 = loop_cpu_seconds();
+  }
+  while (!*finished) {
+    int got = ops.poll(static_cast<int>(p.batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
+      if (wc[i].opcode & IBV_WC_RECV) {
+        ++owed[ops.recv(wc[i])];
+      } else {
+        uint32_t q = WrId::qp(wc[i].wr_id);
+        sq[q].retire(WrId::seq(wc[i].wr_id));
+      }
+    }
+    if (p.in_memory) {
+      for (uint32_t q = 0; q < nqp; ++q)
+        if (*p.rx_tag[q] == tag_of(answered[q] + owed[q])) ++owed[q];
+    }
+    for (uint32_t q = 0; q < nqp; ++q)
+      while (owed[q] > 0 && pong(q)) --owed[q];
+    watch.tick(got);
+  }
+  LoopStats st;
+  st.seconds = seconds_between(start, Clock::now());
+  st.cpu_seconds = measuring ? loop_cpu_seconds() - cpu0 : 0;
+  st.per_qp = std::move(answered);
   return st;
 }
 
