@@ -51,6 +51,12 @@ void FakeDevice::answer(uint32_t qp, const ibv_send_wr& w, Clock::time_point at)
   }
 }
 
+void FakeDevice::ping(uint32_t qp, ibv_wr_opcode op) {
+  ibv_send_wr w{};
+  w.opcode = op;
+  answer(qp, w, o_.delay.count() > 0 ? Clock::now() : Clock::time_point{});
+}
+
 uint32_t FakeDevice::recv(const ibv_wc& wc) {
   uint32_t qp = wc.qp_num - kQpnBase;
   ++qp_[qp].rx_posted;

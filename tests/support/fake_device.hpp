@@ -50,6 +50,9 @@ class FakeDevice {
   int poll(int n, ibv_wc* wc);
   uint32_t recv(const ibv_wc& wc);  // reposts the receive; returns its QP
 
+  // A ping from the peer that starts a latency responder's QP: a receive completion
+  // on `qp`, as SendBack answers every pong after it.
+  void ping(uint32_t qp, ibv_wr_opcode op = IBV_WR_SEND);
   // WRs posted after this many (all QPs together) never complete: a dead peer.
   void stall_after(uint64_t wrs) { stall_after_ = wrs; }
   // Called at the start of every poll: the test's hook (raise a flag, count polls).

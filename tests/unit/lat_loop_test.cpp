@@ -2,8 +2,11 @@
 // answers every ping: exact round trips for SEND, WRITE (pong seen in memory, or
 // as a receive with --events) and READ, selective signaling with a queue that
 // fills, sequence wraparound, completions routed by wr_id, the CQ never overrun,
-// and how duration and the idle timeout end a point.
+// and how duration and the idle timeout end a point. Then the responder, with the
+// fake (or the test) as its client.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/loop_lat.hpp"
 #include "tests/support/fake_device.hpp"
@@ -65,6 +68,10 @@ struct Fixture {
   LatStats run(FakeDevice& fake) {
     detail::IdleWatch watch(ctl);
     return detail::lat_initiator_loop(fake, wrs, sq, p, watch);
+  }
+  LoopStats respond(FakeDevice& fake, const bool* finished) {
+    detail::IdleWatch watch(ctl);
+    return detail::lat_responder_loop(fake, wrs, sq, p, finished, watch);
   }
   void expect_clean(const FakeDevice& fake) {
     EXPECT_EQ(fake.cq_overruns, 0u) << "CQ high water " << fake.cq_high_water << " > " << dev.cq_depth;
@@ -176,6 +183,83 @@ TEST(LatLoop, IdleTimeoutFiresWhenThePeerStopsAnswering) {
   }
   Clock::duration took = Clock::now() - t0;
   EXPECT_NE(what.find("no completion for"), std::string::npos) << what;
+  EXPECT_GE(took, f.ctl.idle_timeout);
+  EXPECT_LT(took, f.ctl.idle_timeout + std::chrono::seconds(2));
+}
+
+// The responder, with the fake as the client: every pong brings the next ping
+// (SendBack), until `pongs` were sent in all; then *finished, as the client's DONE.
+LoopStats respond_until(Fixture& f, FakeDevice& fake, uint64_t pongs) {
+  bool finished = false;
+  fake.on_poll = [&] { finished = fake.posts >= pongs; };
+  for (uint32_t q = 0; q < f.p.nqp; ++q) fake.ping(q);
+  return f.respond(fake, &finished);
+}
+
+TEST(LatResponder, SendAnswersEveryPingUnderSelectiveSignaling) {
+  for (uint32_t every : {1u, 7u, 32u}) {
+    SCOPED_TRACE("signal_every " + std::to_string(every));
+    Fixture f(lat_config(Op::Send, 3, 128, every), 0, 0);
+    FakeDevice fake(f.dev);
+    LoopStats st = respond_until(f, fake, 3000);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t q = 0; q < 3; ++q) {
+      EXPECT_EQ(st.per_qp[q], fake.posted(q)) << "QP " << q;
+      EXPECT_EQ(fake.signaled(q), fake.posted(q) / every) << "QP " << q;
+      lo = std::min(lo, st.per_qp[q]);
+      hi = std::max(hi, st.per_qp[q]);
+    }
+    EXPECT_GE(st.messages(), 3000u);
+    EXPECT_LE(hi - lo, 1u) << "one ping in flight per QP: the QPs keep pace";
+    f.expect_clean(fake);
+  }
+}
+
+TEST(LatResponder, FullSendQueueHoldsThePongUntilACompletion) {
+  // The next ping arrives before the pong's completion, alone in its poll: with
+  // signal_every == tx_depth the pong waits for the completion. The 32-bit
+  // sequence wraps on the way.
+  TestConfig c = lat_config(Op::Send, 2, 4, 4);
+  c.knobs.poll_batch = 1;
+  Fixture f(c, 0, 0);
+  for (SendQueue& s : f.sq) s.posted = s.completed = (uint64_t{1} << 32) - 100;
+  f.dev.pong_first = true;
+  FakeDevice fake(f.dev);
+  LoopStats st = respond_until(f, fake, 5000);
+  for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(st.per_qp[q], fake.posted(q));
+  EXPECT_GE(st.messages(), 5000u);
+  f.expect_clean(fake);
+}
+
+TEST(LatResponder, WritePingSeenInMemory) {
+  // The test is the client: it writes the next ping's tag once the last one was answered.
+  Fixture f(lat_config(Op::Write, 3, 64, 7), 0, 0);
+  f.dev.peer = FakeDevice::Peer::None;
+  FakeDevice fake(f.dev);
+  std::vector<uint64_t> pings(3, 0);
+  bool finished = false;
+  fake.on_poll = [&] {
+    finished = fake.posts >= 2000;
+    for (uint32_t q = 0; q < 3 && !finished; ++q)
+      if (fake.posted(q) == pings[q]) f.rx[q] = detail::tag_of(pings[q]++);
+  };
+  LoopStats st = f.respond(fake, &finished);
+  for (uint32_t q = 0; q < 3; ++q) {
+    EXPECT_EQ(st.per_qp[q], pings[q]) << "QP " << q;
+    EXPECT_EQ(fake.signaled(q), pings[q] / 7) << "QP " << q;
+  }
+  EXPECT_GE(st.messages(), 2000u);
+  f.expect_clean(fake);
+}
+
+TEST(LatResponder, IdleTimeoutFiresWhenTheClientStopsPinging) {
+  Fixture f(lat_config(Op::Send, 2), 0, 0);
+  f.ctl.idle_timeout = std::chrono::milliseconds(200);
+  FakeDevice fake(f.dev);
+  fake.stall_after(1000);
+  Clock::time_point t0 = Clock::now();
+  EXPECT_THROW(respond_until(f, fake, UINT64_MAX), RunAborted);
+  Clock::duration took = Clock::now() - t0;
   EXPECT_GE(took, f.ctl.idle_timeout);
   EXPECT_LT(took, f.ctl.idle_timeout + std::chrono::seconds(2));
 }
