@@ -50,8 +50,8 @@ class FakeDevice {
   int poll(int n, ibv_wc* wc);
   uint32_t recv(const ibv_wc& wc);  // reposts the receive; returns its QP
 
-  // A ping from the peer that starts a latency responder's QP: a receive completion
-  // on `qp`, as SendBack answers every pong after it.
+  // A SEND from the peer: a receive completion on `qp`. Starts a latency responder's
+  // QP (SendBack answers every pong after it), or feeds a bandwidth receiver.
   void ping(uint32_t qp, ibv_wr_opcode op = IBV_WR_SEND);
   // WRs posted after this many (all QPs together) never complete: a dead peer.
   void stall_after(uint64_t wrs) { stall_after_ = wrs; }
@@ -61,6 +61,7 @@ class FakeDevice {
   // What happened.
   uint64_t posted(uint32_t qp) const { return qp_[qp].posted; }
   uint64_t signaled(uint32_t qp) const { return qp_[qp].signaled; }
+  uint32_t receives_posted(uint32_t qp) const { return qp_[qp].rx_posted; }  // room for the peer's SENDs
   uint64_t posts = 0;                  // WRs posted, all QPs
   uint64_t post_calls = 0;
   uint32_t longest_chain = 0;

@@ -1,7 +1,8 @@
 // The bandwidth initiator's loop on the fake device (tests/support): exact counts
 // under selective signaling and post lists, send-queue and sequence wraparound,
 // completions routed by wr_id, the CQ never overrun, what `seconds` spans, how
-// duration, an interrupt and the idle timeout end a point.
+// duration, an interrupt and the idle timeout end a point. Then the SEND receiver,
+// with the test as its client.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -232,6 +233,79 @@ TEST(BwLoop, InterruptDrainIsBounded) {
   Clock::time_point t0 = Clock::now();
   EXPECT_THROW(f.run(fake), RunAborted);
   EXPECT_LT(Clock::now() - t0, detail::kInterruptDrain + std::chrono::milliseconds(300));
+}
+
+// The receiver, with the test as the SEND client: each poll it sends into the
+// receives posted, up to `sends` per QP. `on_idle` plays the client's DONE.
+struct ReceiverRun {
+  TestConfig cfg;
+  FakeDevice fake;
+  std::vector<uint64_t> sends, sent;
+  RunControl ctl;
+  explicit ReceiverRun(const TestConfig& c, std::vector<uint64_t> n)
+      : cfg(c), fake(options(c)), sends(std::move(n)), sent(sends.size(), 0) {
+    ctl.idle_timeout = std::chrono::seconds(10);
+    fake.on_poll = [this] {
+      for (uint32_t q = 0; q < sends.size(); ++q)
+        for (; sent[q] < sends[q] && fake.receives_posted(q) > 0; ++sent[q]) fake.ping(q);
+    };
+  }
+  static FakeDevice::Options options(const TestConfig& c) {
+    FakeDevice::Options o;
+    o.nqp = c.work.qps;
+    o.rx_depth = c.knobs.rx_depth;
+    o.cq_depth = cq_depth_for(c);
+    o.peer = FakeDevice::Peer::SendBack;  // what ping() sends
+    return o;
+  }
+  LoopStats run(std::vector<uint64_t>& expected, uint64_t warmup = 0) {
+    detail::ReceiveCount count(expected, cfg.work.qps);
+    RunControl local = ctl;
+    local.on_idle = [&] {
+      if (ctl.on_idle) ctl.on_idle();
+      count.recount();
+    };
+    detail::IdleWatch watch(local);
+    return detail::bw_receiver_loop(fake, count, cfg.knobs.poll_batch, warmup, watch);
+  }
+};
+
+TestConfig receiver_config(uint32_t qps, uint32_t rx_depth) {
+  TestConfig c = bw_config(qps, 128, 32, 1, Op::Send);
+  c.knobs.rx_depth = rx_depth;
+  return c;
+}
+
+TEST(BwReceiver, CountsEveryMessageAndRepostsEveryReceive) {
+  ReceiverRun r(receiver_config(3, 16), {1000, 777, 1});
+  std::vector<uint64_t> expected = r.sends;
+  LoopStats st = r.run(expected, 10);
+  EXPECT_EQ(st.per_qp, r.sends);
+  EXPECT_EQ(r.fake.receives_reposted, 1778u);
+  EXPECT_EQ(r.fake.missing_receives, 0u);
+  EXPECT_EQ(r.fake.cq_overruns, 0u);
+  EXPECT_LE(r.fake.cq_high_water, cq_depth_for(r.cfg));
+}
+
+TEST(BwReceiver, DurationModeEndsAtTheCountsOfTheClientsDone) {
+  ReceiverRun r(receiver_config(2, 64), {5000, 4321});
+  std::vector<uint64_t> expected(2, UINT64_MAX);
+  r.ctl.on_idle = [&] {
+    if (r.sent == r.sends) expected = r.sent;  // the client's DONE, once all has been sent
+  };
+  LoopStats st = r.run(expected);
+  EXPECT_EQ(st.per_qp, r.sends);
+}
+
+TEST(BwReceiver, IdleTimeoutFiresWhenTheClientStopsSending) {
+  ReceiverRun r(receiver_config(2, 16), {100, 100});
+  r.ctl.idle_timeout = std::chrono::milliseconds(200);
+  std::vector<uint64_t> expected(2, 1000);
+  Clock::time_point t0 = Clock::now();
+  EXPECT_THROW(r.run(expected), RunAborted);
+  Clock::duration took = Clock::now() - t0;
+  EXPECT_GE(took, r.ctl.idle_timeout);
+  EXPECT_LT(took, r.ctl.idle_timeout + std::chrono::seconds(2));
 }
 
 }  // namespace
