@@ -1,4 +1,4 @@
-// The hot loops' interface. The loops live in loop_bw.cpp and loop_lat.cpp and do
+// The hot loops' interface. The loops live in loop_bw.* and loop_lat.* and do
 // nothing but post, poll and count: every choice that does not change per message
 // (opcode, signaling interval, inline, post list, addresses) is made before they start.
 #pragma once

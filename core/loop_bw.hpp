@@ -1,6 +1,6 @@
-// The bandwidth initiator's hot loop, a template over the two device calls it makes
-// (post a chain, poll the CQ), so the micro-benchmarks can time its bookkeeping
-// alone with the device taken out. loop_bw.cpp instantiates it with real verbs.
+// The bandwidth loops, templates over the device calls they make (post a chain,
+// poll the CQ, repost a receive), so unit tests and micro-benchmarks run them against
+// a fake device. loop_bw.cpp instantiates them with real verbs.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +19,9 @@ struct BwPlan {
   double duration = 0;
   const char* posted = "RDMA_WRITE";  // for error messages
 };
+
+// A point's plan: its knobs as the loop reads them.
+BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
 // `sq` is the QPs' own accounting and carries over from the previous point.
@@ -109,6 +112,54 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
+  return st;
+}
+
+// The receiver's count: messages per QP against targets that the peer's DONE (via
+// ctl.on_idle) may lower in duration mode; the caller's on_idle calls recount().
+struct ReceiveCount {
+  std::vector<uint64_t>& expected;
+  std::vector<uint64_t> received;
+  uint32_t unfinished = 0;
+  ReceiveCount(std::vector<uint64_t>& e, uint32_t nqp) : expected(e), received(nqp, 0) { recount(); }
+  void recount() {
+    unfinished = 0;
+    for (size_t q = 0; q < received.size(); ++q) unfinished += received[q] < expected[q];
+  }
+};
+
+// Ops: int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc& wc) reposts the
+// receive and returns its QP. The CPU window opens when `warmup` messages arrived
+// on every QP.
+template <class Ops>
+LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, uint32_t batch, uint64_t warmup, IdleWatch& watch) {
+  const uint32_t nqp = static_cast<uint32_t>(c.received.size());
+  std::vector<ibv_wc> wc(batch);
+  // QPs still in the client's warm-up; the CPU window opens when none is left.
+  uint32_t warming = warmup > 0 ? nqp : 0;
+  double cpu0 = loop_cpu_seconds();
+  Clock::time_point start{};
+  bool started = false;
+  while (c.unfinished > 0) {
+    int got = ops.poll(static_cast<int>(batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got > 0 && !started) {
+      start = Clock::now();
+      started = true;
+    }
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
+      uint32_t q = ops.recv(wc[i]);
+      uint64_t n = ++c.received[q];
+      if (n == warmup && --warming == 0) cpu0 = loop_cpu_seconds();
+      if (n == c.expected[q]) --c.unfinished;
+    }
+    watch.tick(got);
+  }
+  LoopStats st;
+  st.seconds = started ? seconds_between(start, Clock::now()) : 0;
+  st.cpu_seconds = warming == 0 ? loop_cpu_seconds() - cpu0 : 0;
+  st.per_qp = std::move(c.received);
   return st;
 }
 

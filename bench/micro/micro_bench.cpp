@@ -3,12 +3,15 @@
 // the whole budget per message is 5 ns, so these must stay at a few ns.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "core/histogram.hpp"
 #include "core/loop_bw.hpp"
+#include "core/loop_lat.hpp"
 #include "core/wr_id.hpp"
+#include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {
 namespace {
@@ -45,67 +48,65 @@ void BM_HistogramRecord(benchmark::State& st) {
 }
 BENCHMARK(BM_HistogramRecord);
 
-// Filling a post list: wr_id and signaling flag for each WR of the chain.
-void BM_BuildPostList(benchmark::State& st) {
-  const uint32_t pl = static_cast<uint32_t>(st.range(0));
-  detail::SendWrs wrs(1, pl, IBV_WR_RDMA_WRITE, 0);
-  SendQueue s;
-  s.until_signal = 32;
-  for (auto _ : st) {
-    ibv_send_wr* w = wrs.chain(0);
-    for (uint32_t i = 0; i < pl; ++i) {
-      uint64_t seq = s.posted + i;
-      w[i].wr_id = WrId::encode(0, static_cast<uint32_t>(seq));
-      w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(32, false) ? IBV_SEND_SIGNALED : 0);
-    }
-    s.posted += pl;
-    benchmark::DoNotOptimize(w);
-  }
-  st.SetItemsProcessed(st.iterations() * pl);
-}
-BENCHMARK(BM_BuildPostList)->Arg(1)->Arg(4)->Arg(16);
+// The real loops against the fake device of tests/support, which completes at once:
+// they run at the speed of their own bookkeeping. The fake's own work (walking the
+// chain, its counters, a ring push and pop per completion) is included, so the
+// figures bound the harness's cost from above.
+using testing::FakeDevice;
 
-// A device that completes every signaled WR at once: the loop runs at the speed of
-// its own bookkeeping. The fake's own work (walking the chain, a ring push/pop) is
-// included, so the figure is an upper bound on the harness's cost.
-struct InstantOps {
-  std::vector<uint64_t> ring;
-  size_t head = 0, tail = 0;
-  explicit InstantOps(size_t cap) : ring(cap) {}
-  int post(uint32_t, ibv_send_wr* w) {
-    for (; w; w = w->next)
-      if (w->send_flags & IBV_SEND_SIGNALED) ring[tail++ % ring.size()] = w->wr_id;
-    return 0;
-  }
-  int poll(int n, ibv_wc* wc) {
-    int got = 0;
-    while (got < n && head != tail) {
-      wc[got] = ibv_wc{};
-      wc[got].wr_id = ring[head++ % ring.size()];
-      wc[got].status = IBV_WC_SUCCESS;
-      ++got;
+// The fake device's own share of BM_BwLoopBookkeeping: the same posts (one WR, every
+// 32nd signaled) and polls of 16, without the loop. Subtract it to get the loop's cost.
+void BM_FakeDeviceAlone(benchmark::State& st) {
+  const uint32_t nqp = static_cast<uint32_t>(st.range(0));
+  detail::SendWrs wrs(nqp, 1, IBV_WR_RDMA_WRITE, 0);
+  FakeDevice::Options o;
+  o.nqp = nqp;
+  o.sq_depth = 128;
+  std::vector<ibv_wc> wc(16);
+  const uint64_t per_qp = 1'000'000 / nqp;
+  uint64_t messages = 0;
+  for (auto _ : st) {
+    FakeDevice fake(o);
+    for (uint64_t i = 0; i < per_qp; ++i) {
+      for (uint32_t q = 0; q < nqp; ++q) {
+        ibv_send_wr* w = wrs.chain(q);
+        w->wr_id = WrId::encode(q, static_cast<uint32_t>(i));
+        w->send_flags = (i & 31) == 31 ? IBV_SEND_SIGNALED : 0;
+        fake.post(q, w);
+      }
+      if ((i & 31) == 31)
+        while (fake.poll(16, wc.data()) > 0) {
+        }
     }
-    return got;
+    messages += per_qp * nqp;
   }
-};
+  st.SetItemsProcessed(static_cast<int64_t>(messages));
+  st.counters["ns_per_msg"] =
+      benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_FakeDeviceAlone)->Arg(1)->Arg(16)->Unit(benchmark::kMillisecond);
 
 void BM_BwLoopBookkeeping(benchmark::State& st) {
-  detail::BwPlan p;
-  p.nqp = static_cast<uint32_t>(st.range(0));
-  p.post_list = static_cast<uint32_t>(st.range(1));
-  p.depth = 128;
-  p.every = 32;
-  p.batch = 16;
-  p.per_qp = 1'000'000 / p.nqp;
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = static_cast<uint32_t>(st.range(0));
+  c.knobs.post_list = static_cast<uint32_t>(st.range(1));
+  c.knobs.tx_depth = 128;
+  c.knobs.signal_every = 32;
+  c.knobs.poll_batch = 16;
+  detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
   detail::SendWrs wrs(p.nqp, p.post_list, IBV_WR_RDMA_WRITE, 0);
+  FakeDevice::Options o;
+  o.nqp = p.nqp;
+  o.sq_depth = p.depth;
   RunControl ctl;
   uint64_t messages = 0;
   for (auto _ : st) {
-    InstantOps ops(static_cast<size_t>(p.nqp) * p.depth + 64);
+    FakeDevice fake(o);
     std::vector<SendQueue> sq(p.nqp);
     for (SendQueue& s : sq) s.until_signal = p.every;
     detail::IdleWatch watch(ctl);
-    LoopStats s = detail::bw_initiator_loop(ops, wrs, sq, p, watch);
+    LoopStats s = detail::bw_initiator_loop(fake, wrs, sq, p, watch);
     messages += s.messages();
   }
   st.SetItemsProcessed(static_cast<int64_t>(messages));
@@ -113,6 +114,45 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
       benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_BwLoopBookkeeping)->Args({1, 1})->Args({16, 1})->Args({16, 4})->Args({1024, 1})->Unit(benchmark::kMillisecond);
+
+// Latency initiator, per round trip: SEND (the pong a receive completion) or WRITE
+// (the pong seen in memory), with its clock reads and histogram record.
+void BM_LatLoopBookkeeping(benchmark::State& st) {
+  TestConfig c;
+  c.work.op = st.range(0) == 0 ? Op::Send : Op::Write;
+  c.work.mode = Mode::Lat;
+  c.work.qps = static_cast<uint32_t>(st.range(1));
+  detail::LatPlan p = detail::lat_plan(c, 0, 200'000 / c.work.qps, 0);
+  detail::SendWrs wrs(p.nqp, 1, detail::opcode_of(c.work.op), 0);
+  std::vector<char> tx(p.nqp, 0), rx(p.nqp, 0);
+  FakeDevice::Options o;
+  o.nqp = p.nqp;
+  o.sq_depth = p.depth;
+  o.rx_depth = c.knobs.rx_depth;
+  o.peer = c.work.op == Op::Send ? FakeDevice::Peer::SendBack : FakeDevice::Peer::WriteBack;
+  for (uint32_t q = 0; q < p.nqp; ++q) {
+    p.tx_tag.push_back(&tx[q]);
+    p.rx_tag.push_back(&rx[q]);
+    o.tx_tag.push_back(&tx[q]);
+    o.rx_tag.push_back(&rx[q]);
+  }
+  RunControl ctl;
+  uint64_t trips = 0;
+  for (auto _ : st) {
+    FakeDevice fake(o);
+    std::vector<SendQueue> sq(p.nqp);
+    for (SendQueue& s : sq) s.until_signal = p.every;
+    std::fill(rx.begin(), rx.end(), 0);
+    detail::IdleWatch watch(ctl);
+    LatStats s = detail::lat_initiator_loop(fake, wrs, sq, p, watch);
+    trips += s.messages();
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(trips));
+  st.counters["ns_per_trip"] =
+      benchmark::Counter(static_cast<double>(trips), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LatLoopBookkeeping)->ArgNames({"write", "qps"})->Args({0, 1})->Args({0, 16})->Args({1, 1})->Args({1, 16})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace rdmasweep

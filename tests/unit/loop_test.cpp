@@ -1,80 +1,182 @@
-// The bandwidth initiator's loop on a fake device whose completions arrive a set
-// time after the post: what `seconds` spans, how long a duration point lasts, and
-// how an interrupt ends a point that keeps completing.
+// The bandwidth initiator's loop on the fake device (tests/support): exact counts
+// under selective signaling and post lists, send-queue and sequence wraparound,
+// completions routed by wr_id, the CQ never overrun, what `seconds` spans, how
+// duration, an interrupt and the idle timeout end a point. Then the SEND receiver,
+// with the test as its client.
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <deque>
 
 #include "core/loop_bw.hpp"
+#include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {
 namespace {
 
 using detail::Clock;
+using testing::FakeDevice;
 
-// Completes every WR `delay` after its post, in order (one wire per device).
-struct DelayedOps {
-  explicit DelayedOps(std::chrono::microseconds d) : delay(d) {}
-  std::chrono::microseconds delay;
-  std::deque<std::pair<Clock::time_point, ibv_wc>> wire;
-  uint64_t posts = 0;
-  std::function<void()> on_poll;  // the test's hook: raise a signal, count polls
-  Clock::time_point first_post{}, last_completion{};
+TestConfig bw_config(uint32_t qps, uint32_t tx_depth, uint32_t every, uint32_t post_list = 1, Op op = Op::Write) {
+  TestConfig c;
+  c.work.op = op;
+  c.work.qps = qps;
+  c.knobs.tx_depth = tx_depth;
+  c.knobs.signal_every = every;
+  c.knobs.post_list = post_list;
+  validate(c);
+  return c;
+}
 
-  int post(uint32_t, ibv_send_wr* w) {
-    Clock::time_point t = Clock::now();
-    if (posts == 0) first_post = t;
-    Clock::time_point at = wire.empty() ? t + delay : std::max(wire.back().first, t) + delay;
-    for (; w; w = w->next, ++posts) {
-      if (!(w->send_flags & IBV_SEND_SIGNALED)) continue;
-      ibv_wc wc{};
-      wc.wr_id = w->wr_id;
-      wc.status = IBV_WC_SUCCESS;
-      wire.emplace_back(at, wc);
-    }
-    return 0;
-  }
-  int poll(int n, ibv_wc* wc) {
-    if (on_poll) on_poll();
-    int got = 0;
-    Clock::time_point now = Clock::now();
-    while (got < n && !wire.empty() && wire.front().first <= now) {
-      wc[got++] = wire.front().second;
-      wire.pop_front();
-      last_completion = now;
-    }
-    return got;
-  }
-};
-
+// One point's loop as run_bw_initiator sets it up, with the fake in place of the
+// device: the fake's CQ is as deep as the point's own (cq_depth_for).
 struct Fixture {
+  TestConfig cfg;
   detail::BwPlan p;
   std::vector<SendQueue> sq;
   detail::SendWrs wrs;
   RunControl ctl;
-  Fixture(uint32_t nqp, uint32_t depth, uint32_t every)
-      : sq(nqp), wrs(nqp, 1, IBV_WR_RDMA_WRITE, 0) {
-    p.nqp = nqp;
-    p.depth = depth;
-    p.every = every;
-    p.batch = 16;
-    for (SendQueue& s : sq) s.until_signal = every;
+  FakeDevice::Options dev;
+
+  explicit Fixture(const TestConfig& c, uint64_t per_qp = 1000, double duration = 0)
+      : cfg(c),
+        p(detail::bw_plan(c, per_qp, duration)),
+        sq(c.work.qps),
+        wrs(c.work.qps, c.knobs.post_list, detail::opcode_of(c.work.op), 0) {
+    for (SendQueue& s : sq) s.until_signal = p.every;
     ctl.idle_timeout = std::chrono::seconds(10);
+    dev.nqp = c.work.qps;
+    dev.sq_depth = c.knobs.tx_depth;
+    dev.cq_depth = cq_depth_for(c);
   }
-  LoopStats run(DelayedOps& ops) {
+  LoopStats run(FakeDevice& fake) {
     detail::IdleWatch watch(ctl);
-    return detail::bw_initiator_loop(ops, wrs, sq, p, watch);
+    return detail::bw_initiator_loop(fake, wrs, sq, p, watch);
+  }
+  // Every WR was posted once, completed, and nothing the device refused or overran.
+  void expect_clean(const FakeDevice& fake) {
+    EXPECT_EQ(fake.cq_overruns, 0u) << "CQ high water " << fake.cq_high_water << " > " << dev.cq_depth;
+    EXPECT_LE(fake.cq_high_water, dev.cq_depth);
+    EXPECT_EQ(fake.refused_posts, 0u);
+    for (uint32_t q = 0; q < p.nqp; ++q) EXPECT_EQ(sq[q].outstanding(), 0u) << "QP " << q;
   }
 };
 
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+TEST(BwLoop, ExactCountsUnderSelectiveSignaling) {
+  for (uint32_t every : {1u, 7u, 32u}) {
+    for (uint64_t n : {1ull, 31ull, 1000ull, 12345ull}) {
+      SCOPED_TRACE("signal_every " + std::to_string(every) + ", " + std::to_string(n) + " per QP");
+      Fixture f(bw_config(3, 128, every), n);
+      FakeDevice fake(f.dev);
+      LoopStats st = f.run(fake);
+      ASSERT_EQ(st.per_qp.size(), 3u);
+      for (uint32_t q = 0; q < 3; ++q) {
+        EXPECT_EQ(st.per_qp[q], n);
+        EXPECT_EQ(fake.posted(q), n);
+        EXPECT_EQ(fake.signaled(q), ceil_div(n, every));  // every `every`-th, and the last
+        EXPECT_EQ(f.sq[q].posted, n);
+      }
+      EXPECT_EQ(st.messages(), 3 * n);
+      f.expect_clean(fake);
+    }
+  }
+}
+
+TEST(BwLoop, PostListsFillTheQueueInWholeChains) {
+  // tx_depth 30 is no multiple of the post list: the loop must not overfill the
+  // queue with the chain that does not fit.
+  for (uint32_t pl : {2u, 4u, 16u}) {
+    SCOPED_TRACE("post_list " + std::to_string(pl));
+    const uint64_t n = 1001;
+    Fixture f(bw_config(2, 30, 7, pl), n);
+    FakeDevice fake(f.dev);
+    LoopStats st = f.run(fake);
+    EXPECT_EQ(st.messages(), 2 * n);
+    EXPECT_EQ(fake.longest_chain, pl);
+    EXPECT_EQ(fake.post_calls, 2 * ceil_div(n, pl));  // whole chains, a short last one
+    for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(fake.signaled(q), ceil_div(n, 7));
+    f.expect_clean(fake);
+  }
+}
+
+TEST(BwLoop, SendQueueWrapsAroundAndCarriesOverPoints) {
+  // Many times the queue depth, starting just below 2^32 WRs so the 32-bit
+  // sequence in the wr_id wraps during the point; then a second point on the same
+  // QPs, as a sweep does.
+  Fixture f(bw_config(2, 16, 5, 3), 100000);
+  for (SendQueue& s : f.sq) s.posted = s.completed = (uint64_t{1} << 32) - 1000;
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  EXPECT_EQ(st.messages(), 200000u);
+  f.expect_clean(fake);
+  f.p.per_qp = 777;
+  st = f.run(fake);
+  EXPECT_EQ(st.messages(), 2 * 777u);
+  for (uint32_t q = 0; q < 2; ++q) EXPECT_EQ(f.sq[q].posted, (uint64_t{1} << 32) - 1000 + 100000 + 777);
+  f.expect_clean(fake);
+}
+
+TEST(BwLoop, CompletionsOfManyQpsAreRoutedByWrId) {
+  // Each poll returns the QPs' completions in another order, as a shared CQ may.
+  Fixture f(bw_config(7, 64, 8, 2, Op::Send), 5001);
+  f.dev.scramble = true;
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  for (uint32_t q = 0; q < 7; ++q) EXPECT_EQ(st.per_qp[q], 5001u) << "QP " << q;
+  f.expect_clean(fake);
+}
+
+TEST(BwLoop, CqDepthOfTheConfigIsNeverExceeded) {
+  // The fake counts every completion owed to the loop against cq_depth_for(): the
+  // loop may never have more signaled WRs in flight than the CQ holds.
+  for (uint32_t every : {1u, 3u, 32u}) {
+    Fixture f(bw_config(16, 32, every), 4000);
+    FakeDevice fake(f.dev);
+    f.run(fake);
+    f.expect_clean(fake);
+    EXPECT_GT(fake.cq_high_water, 0u);
+  }
+}
+
+TEST(BwLoop, DurationPointStopsAtASignaledWrWithEveryWrAccountedFor) {
+  Fixture f(bw_config(3, 64, 7, 4), 0, 0.2);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  EXPECT_GE(st.seconds, 0.2);
+  EXPECT_LT(st.seconds, 0.2 + 1.0);  // generous: a shared, noisy machine
+  for (uint32_t q = 0; q < 3; ++q) {
+    EXPECT_GT(st.per_qp[q], 0u);
+    EXPECT_EQ(st.per_qp[q], fake.posted(q));
+  }
+  f.expect_clean(fake);
+}
+
+TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {
+  Fixture f(bw_config(2, 64, 8), 100000);
+  f.ctl.idle_timeout = std::chrono::milliseconds(200);
+  FakeDevice fake(f.dev);
+  fake.stall_after(5000);  // the peer dies mid-point
+  Clock::time_point t0 = Clock::now();
+  std::string what;
+  try {
+    f.run(fake);
+  } catch (const RunAborted& e) {
+    what = e.what();
+  }
+  Clock::duration took = Clock::now() - t0;
+  EXPECT_NE(what.find("no completion for"), std::string::npos) << what;
+  EXPECT_GE(took, f.ctl.idle_timeout);
+  EXPECT_LT(took, f.ctl.idle_timeout + std::chrono::seconds(2));
+}
+
 TEST(BwLoop, SecondsSpanFirstPostToLastCompletion) {
-  Fixture f(1, 1, 1);  // one operation in flight: 5 of them take at least 5 delays
-  f.p.per_qp = 5;
-  DelayedOps ops(std::chrono::milliseconds(20));
-  LoopStats st = f.run(ops);
+  Fixture f(bw_config(1, 1, 1), 5);  // one operation in flight: 5 of them take at least 5 delays
+  f.dev.delay = std::chrono::milliseconds(20);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
   EXPECT_EQ(st.messages(), 5u);
-  double span = std::chrono::duration<double>(ops.last_completion - ops.first_post).count();
+  double span = std::chrono::duration<double>(fake.last_completion - fake.first_post).count();
   EXPECT_GE(span, 0.1);
   EXPECT_GE(st.seconds, span);
   EXPECT_LT(st.seconds, span + 0.05);
@@ -85,52 +187,125 @@ TEST(BwLoop, SecondsSpanFirstPostToLastCompletion) {
 TEST(BwLoop, DurationPointLastsItsDurationWhenEveryTurnIsSlow) {
   // Completions every 5 ms: a loop that read its clock every 64 turns would
   // overshoot by a third of a second.
-  Fixture f(2, 4, 2);
-  f.p.duration = 0.3;
-  DelayedOps ops(std::chrono::milliseconds(5));
-  LoopStats st = f.run(ops);
+  Fixture f(bw_config(2, 4, 2), 0, 0.3);
+  f.dev.delay = std::chrono::milliseconds(5);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
   EXPECT_GE(st.seconds, 0.3);
   EXPECT_LT(st.seconds, 0.3 + 0.1);
   EXPECT_GT(st.messages(), 0u);
 }
 
 TEST(BwLoop, InterruptStopsPostingDrainsAndThrows) {
-  Fixture f(4, 64, 8);
-  f.p.duration = 30;
+  Fixture f(bw_config(4, 64, 8), 0, 30);
   std::atomic<bool> flag{false};
   f.ctl.interrupted = &flag;
-  DelayedOps ops(std::chrono::microseconds(200));
+  f.dev.delay = std::chrono::microseconds(200);
+  FakeDevice fake(f.dev);
   Clock::time_point raised{};
   uint64_t posts_at_raise = 0;
-  ops.on_poll = [&] {
-    if (!flag && ops.posts >= 2000) {
+  fake.on_poll = [&] {
+    if (!flag && fake.posts >= 2000) {
       flag = true;
       raised = Clock::now();
-      posts_at_raise = ops.posts;
+      posts_at_raise = fake.posts;
     }
   };
   std::string what;
   try {
-    f.run(ops);
+    f.run(fake);
   } catch (const RunAborted& e) {
     what = e.what();
   }
   EXPECT_EQ(what, "interrupted");
   Clock::time_point end = Clock::now();
   EXPECT_LT(end - raised, detail::kInterruptDrain + std::chrono::milliseconds(200));
-  EXPECT_EQ(ops.posts, posts_at_raise) << "posted after the interrupt";
+  EXPECT_EQ(fake.posts, posts_at_raise) << "posted after the interrupt";
 }
 
 TEST(BwLoop, InterruptDrainIsBounded) {
-  Fixture f(1, 8, 1);
-  f.p.per_qp = 1000;
+  Fixture f(bw_config(1, 8, 1), 1000);
   std::atomic<bool> flag{false};
   f.ctl.interrupted = &flag;
-  DelayedOps ops(std::chrono::seconds(5));  // nothing completes within the drain
-  ops.on_poll = [&] { flag = ops.posts > 0; };
+  f.dev.delay = std::chrono::seconds(5);  // nothing completes within the drain
+  FakeDevice fake(f.dev);
+  fake.on_poll = [&] { flag = fake.posts > 0; };
   Clock::time_point t0 = Clock::now();
-  EXPECT_THROW(f.run(ops), RunAborted);
+  EXPECT_THROW(f.run(fake), RunAborted);
   EXPECT_LT(Clock::now() - t0, detail::kInterruptDrain + std::chrono::milliseconds(300));
+}
+
+// The receiver, with the test as the SEND client: each poll it sends into the
+// receives posted, up to `sends` per QP. `on_idle` plays the client's DONE.
+struct ReceiverRun {
+  TestConfig cfg;
+  FakeDevice fake;
+  std::vector<uint64_t> sends, sent;
+  RunControl ctl;
+  explicit ReceiverRun(const TestConfig& c, std::vector<uint64_t> n)
+      : cfg(c), fake(options(c)), sends(std::move(n)), sent(sends.size(), 0) {
+    ctl.idle_timeout = std::chrono::seconds(10);
+    fake.on_poll = [this] {
+      for (uint32_t q = 0; q < sends.size(); ++q)
+        for (; sent[q] < sends[q] && fake.receives_posted(q) > 0; ++sent[q]) fake.ping(q);
+    };
+  }
+  static FakeDevice::Options options(const TestConfig& c) {
+    FakeDevice::Options o;
+    o.nqp = c.work.qps;
+    o.rx_depth = c.knobs.rx_depth;
+    o.cq_depth = cq_depth_for(c);
+    o.peer = FakeDevice::Peer::SendBack;  // what ping() sends
+    return o;
+  }
+  LoopStats run(std::vector<uint64_t>& expected, uint64_t warmup = 0) {
+    detail::ReceiveCount count(expected, cfg.work.qps);
+    RunControl local = ctl;
+    local.on_idle = [&] {
+      if (ctl.on_idle) ctl.on_idle();
+      count.recount();
+    };
+    detail::IdleWatch watch(local);
+    return detail::bw_receiver_loop(fake, count, cfg.knobs.poll_batch, warmup, watch);
+  }
+};
+
+TestConfig receiver_config(uint32_t qps, uint32_t rx_depth) {
+  TestConfig c = bw_config(qps, 128, 32, 1, Op::Send);
+  c.knobs.rx_depth = rx_depth;
+  return c;
+}
+
+TEST(BwReceiver, CountsEveryMessageAndRepostsEveryReceive) {
+  ReceiverRun r(receiver_config(3, 16), {1000, 777, 1});
+  std::vector<uint64_t> expected = r.sends;
+  LoopStats st = r.run(expected, 10);
+  EXPECT_EQ(st.per_qp, r.sends);
+  EXPECT_EQ(r.fake.receives_reposted, 1778u);
+  EXPECT_EQ(r.fake.missing_receives, 0u);
+  EXPECT_EQ(r.fake.cq_overruns, 0u);
+  EXPECT_LE(r.fake.cq_high_water, cq_depth_for(r.cfg));
+}
+
+TEST(BwReceiver, DurationModeEndsAtTheCountsOfTheClientsDone) {
+  ReceiverRun r(receiver_config(2, 64), {5000, 4321});
+  std::vector<uint64_t> expected(2, UINT64_MAX);
+  r.ctl.on_idle = [&] {
+    if (r.sent == r.sends) expected = r.sent;  // the client's DONE, once all has been sent
+  };
+  LoopStats st = r.run(expected);
+  EXPECT_EQ(st.per_qp, r.sends);
+}
+
+TEST(BwReceiver, IdleTimeoutFiresWhenTheClientStopsSending) {
+  ReceiverRun r(receiver_config(2, 16), {100, 100});
+  r.ctl.idle_timeout = std::chrono::milliseconds(200);
+  std::vector<uint64_t> expected(2, 1000);
+  Clock::time_point t0 = Clock::now();
+  EXPECT_THROW(r.run(expected), RunAborted);
+  Clock::duration took = Clock::now() - t0;
+  EXPECT_GE(took, r.ctl.idle_timeout);
+  EXPECT_LT(took, r.ctl.idle_timeout + std::chrono::seconds(2));
 }
 
 }  // namespace
