@@ -51,7 +51,8 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
   auto side = [](const control::Hello& h) {
     return nlohmann::json{{"host", h.host},         {"device", h.device},     {"firmware", h.firmware},
                           {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
-                          {"kernel", h.kernel},     {"tool_version", h.tool_version}};
+                          {"kernel", h.kernel},     {"tool_version", h.tool_version},
+                          {"gid", h.gid},           {"gid_index", h.gid_index},   {"gid_type", h.gid_type}};
   };
   nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},

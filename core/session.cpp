@@ -49,6 +49,9 @@ control::Hello LocalFabric::hello() const {
   h.max_qp = static_cast<uint32_t>(dev.attr().max_qp);
   h.max_cqe = static_cast<uint32_t>(dev.attr().max_cqe);
   h.max_qp_rd_atom = static_cast<uint32_t>(dev.attr().max_qp_rd_atom);
+  h.gid = gid_to_string(gid.gid);
+  h.gid_index = gid.index;
+  h.gid_type = gid.type;
   return h;
 }
 

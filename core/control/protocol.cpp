@@ -99,7 +99,8 @@ json to_json(const Hello& h) {
   return {{"protocol", h.protocol}, {"tool_version", h.tool_version}, {"host", h.host},
           {"device", h.device},     {"firmware", h.firmware},         {"link_layer", h.link_layer},
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
-          {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom}};
+          {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
+          {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -116,6 +117,9 @@ Hello hello_from_json(const json& j) {
   h.max_qp = field<uint32_t>(j, "max_qp");
   h.max_cqe = field<uint32_t>(j, "max_cqe");
   if (j.contains("max_qp_rd_atom")) h.max_qp_rd_atom = field<uint32_t>(j, "max_qp_rd_atom");
+  if (j.contains("gid")) h.gid = field<std::string>(j, "gid");
+  if (j.contains("gid_index")) h.gid_index = field<uint32_t>(j, "gid_index");
+  if (j.contains("gid_type")) h.gid_type = field<std::string>(j, "gid_type");
   return h;
 }
 

@@ -52,6 +52,11 @@ struct Hello {
   uint32_t max_qp = 0;
   uint32_t max_cqe = 0;
   uint32_t max_qp_rd_atom = 0;  // READs it can respond to per QP; 0: not said (older peers)
+  // The GID this side picked (each side picks its own): named in the results' context.
+  // gid empty: not said (older peers).
+  std::string gid;
+  uint32_t gid_index = 0;
+  std::string gid_type;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

@@ -31,6 +31,28 @@ TEST(Protocol, EndpointRoundTrip) {
   EXPECT_EQ(b.psn, e.psn);
 }
 
+// Each side names the GID it picked in its HELLO (the results' context shows both);
+// a HELLO from an older peer without them still decodes.
+TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
+  Hello h;
+  h.host = "rxe-a";
+  h.device = "rxe0";
+  h.gid = "::ffff:192.0.2.1";
+  h.gid_index = 1;
+  h.gid_type = "RoCE v2";
+  Hello back = hello_from_json(to_json(h));
+  EXPECT_EQ(back.gid, "::ffff:192.0.2.1");
+  EXPECT_EQ(back.gid_index, 1u);
+  EXPECT_EQ(back.gid_type, "RoCE v2");
+  nlohmann::json old = to_json(h);
+  old.erase("gid");
+  old.erase("gid_index");
+  old.erase("gid_type");
+  EXPECT_EQ(hello_from_json(old).gid, "");
+  old["gid_index"] = -1;
+  EXPECT_THROW(hello_from_json(old), ProtocolError);
+}
+
 TEST(Protocol, EndpointWithWrongQpCountIsRejected) {
   Endpoint e;
   e.gid = "::1";

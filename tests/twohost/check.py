@@ -1,0 +1,63 @@
+"""Checks an rdmasweep results file from the two-host tests (stdlib only).
+
+check.py FILE [--iters N] [--complete] [--client HOST,ADDR] [--server HOST,ADDR]
+              [--kept N] [--summary LABEL]
+Exit 1 with one line per problem, 0 when every check holds.
+"""
+import argparse
+import json
+import re
+import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("file")
+ap.add_argument("--iters", type=int, help="count mode: exact messages (qps x iters) and bytes")
+ap.add_argument("--complete", action="store_true", help="no failed point, file not incomplete")
+ap.add_argument("--client", help="HOST,ADDR: the client side the context must name")
+ap.add_argument("--server", help="HOST,ADDR: the server side the context must name")
+ap.add_argument("--kept", type=int, help="at least this many measured points kept")
+ap.add_argument("--summary", help="print LABEL, Gb/s and p99 of each measured point")
+a = ap.parse_args()
+
+problems = []
+try:
+    with open(a.file, encoding="utf-8") as f:
+        doc = json.load(f)
+except (OSError, ValueError) as e:
+    sys.exit(f"{a.file}: not a readable results file: {e}")
+ctx, entries = doc["context"], doc["benchmarks"]
+ok = [b for b in entries if not b.get("error_occurred")]
+failed = [b for b in entries if b.get("error_occurred")]
+
+if a.complete:
+    if ctx.get("incomplete"):
+        problems.append(f"results marked incomplete: {ctx.get('incomplete_reason')}")
+    problems += [f"{b['name']}: failed: {b.get('error_message')}" for b in failed]
+if a.iters:
+    for b in ok:
+        m = re.search(r"/qps:(\d+)/size:(\d+)/", b["name"])
+        qps, size = int(m.group(1)), int(m.group(2))
+        if b["messages"] != qps * a.iters or b["bytes"] != b["messages"] * size:
+            problems.append(f"{b['name']}: {b['messages']} messages, {b['bytes']} bytes; "
+                            f"expected {qps * a.iters} and {qps * a.iters * size}")
+for side, want in (("client", a.client), ("server", a.server)):
+    if not want:
+        continue
+    host, addr = want.split(",")
+    got = ctx.get(side, {})
+    if got.get("host") != host or not got.get("device"):
+        problems.append(f"context {side}: host {got.get('host')!r} device {got.get('device')!r}, expected host {host!r}")
+    if got.get("gid") != "::ffff:" + addr:
+        problems.append(f"context {side}: GID {got.get('gid')!r}, expected its own IPv4 RoCE v2 GID ::ffff:{addr}")
+if a.kept is not None and len(ok) < a.kept:
+    problems.append(f"{len(ok)} measured point(s) kept, expected at least {a.kept}")
+if a.summary:
+    for b in ok:
+        p99 = b.get("lat_p99_us")
+        print(f"{a.summary}\t{b['name']}\t{b['bytes_per_second'] * 8e-9:.4f} Gb/s\t"
+              f"p99 {'-' if p99 is None else f'{p99:.1f} us'}")
+    for b in failed:
+        print(f"{a.summary}\t{b['name']}\tfailed: {b.get('error_message')}")
+for p in problems:
+    print(f"{a.file}: {p}")
+sys.exit(1 if problems else 0)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Host b of the two-host tests (tools/two-host-test): the client side. Each test
+# prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
+# Host a (agent-a.sh) serves and carries out requests: the server restarted or
+# killed, its link taken down, netem faults on its NIC.
+set -uo pipefail
+dir=${RDMASWEEP_TWOHOST_DIR:?}
+bin=${RDMASWEEP_BIN:?}
+here=$(cd "$(dirname "$0")" && pwd)
+a=$RXE_LAB_PEER b=$RXE_LAB_ADDR
+check() { python3 "$here/check.py" "$@"; }
+fails=0 req=0
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+# A bounded wait for a condition, polled: never a fixed sleep standing in for one.
+wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
+# ask WHAT [ARGS]: host a carries it out; returns once it is done.
+ask() {
+  req=$((req + 1))
+  echo "$*" >"$dir/req.tmp" && mv "$dir/req.tmp" "$dir/req.$req"
+  wait_for 60 test -e "$dir/ack.$req" || { fail "request '$*'" "host a did not answer within 60 s"; return 1; }
+}
+# client NAME ARGS...: runs the client against a into $dir/NAME.json, bounded by
+# `timeout` so that a hang fails the test instead of the whole job.
+client() {
+  local name=$1; shift
+  timeout -k 5 240 "$bin" client "$a" -o "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
+}
+# shellcheck disable=SC2317 # called through wait_for
+points_done() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(not b.get("error_occurred") for b in d["benchmarks"]) else 1)' "$1" 2>/dev/null; }
+
+wait_for 120 test -e "$dir/ready.a" || { echo "FAIL setup: host a never got ready"; exit 1; }
+
+# expect NAME LABEL "CHECKS" CLIENT-ARGS...: a client run, then check.py on its results.
+expect() {
+  local name=$1 label=$2 c out rc=0
+  read -ra c <<<"$3"
+  shift 3
+  client "$name" "$@" || rc=$?
+  if ((rc)); then fail "$label" "client exit $rc: $(tail -n 2 "$dir/$name.log" | tr '\n' ' ')"
+  elif out=$(check "$dir/$name.json" "${c[@]}"); then ok "$label"
+  else fail "$label" "$out"; fi
+}
+
+# 1. Every op and mode with 1, 4 and 16 QPs: exact counts, both sides and their GIDs named.
+expect ops "ops x modes x qps 1,4,16" "--complete --iters 40 --client rxe-b,$b --server rxe-a,$a" \
+  --op send,write,read --mode bw,lat --qps 1,4,16 --size 4096 -n 40 --warmup 4 --timeout 20
+
+# 2. The quick sweep.
+expect quick "configs/quick.json" "--complete --iters 200 --client rxe-b,$b --server rxe-a,$a" \
+  --config "$here/../../configs/quick.json" --timeout 20
+
+# 3. doctor against the server on a.
+if timeout 120 "$bin" doctor "$a" >"$dir/doctor.log" 2>&1; then ok "doctor $a"
+else fail "doctor $a" "$(tail -n 3 "$dir/doctor.log")"; fi
+
+# 4. A server bound to a's NIC address.
+ask restart --bind "$a"
+expect bind "server --bind $a" "--complete --iters 20" --op write --mode lat -n 20 --warmup 2 --size 64 --timeout 20
+ask restart
+
+# 5. Mid-test faults on a: the server killed, the link down for 3 s. The client must
+# say so within --timeout (plus the time to notice), keep the points done before,
+# and never hang; the sweep is a series of 1 s duration points.
+midtest() {
+  local name=$1; shift
+  client "$name" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 3 &
+  local pid=$! t0
+  if ! wait_for 120 points_done "$dir/$name.json"; then fail "$name" "no point completed before the fault"; wait $pid; return; fi
+  t0=$SECONDS
+  ask "$@"
+  wait $pid; local rc=$? took=$((SECONDS - t0))
+  if ((rc == 124 || rc == 137)); then fail "$name" "client still running 240 s after the fault"
+  elif ! check "$dir/$name.json" --kept 1 >/dev/null; then fail "$name" "completed points lost: $(check "$dir/$name.json" --kept 1)"
+  elif ((rc == 0)) && [[ $1 == kill ]]; then fail "$name" "client exited 0 although the server was killed"
+  elif ((took > 60)); then fail "$name" "client took $took s after the fault"
+  else ok "$name (client exit $rc after $took s: $(grep -m1 -i 'error\|fail\|lost\|closed' "$dir/$name.log" | cut -c1-120))"; fi
+}
+midtest killed kill
+ask restart
+midtest linkdown flap 3
+
+# 6. netem on a's NIC: each run completes with exact counts or fails in one line
+# within --timeout; never a hang, never a wrong count. The table goes to the log.
+fault() {
+  local name=$1; shift
+  ask clear && ask "$@" || return
+  client "$name" --op write,send --mode bw,lat --size 4096 -n 100 --warmup 5 --timeout 5
+  local rc=$?
+  if ((rc == 124 || rc == 137)); then fail "netem $name" "client hung"
+  elif ((rc == 0)) && check "$dir/$name.json" --complete --iters 100 --summary "$name"; then ok "netem $name"
+  elif ((rc != 0)) && check "$dir/$name.json" --iters 100 --summary "$name"; then ok "netem $name (failed cleanly: $(grep -m1 -i 'error\|fail' "$dir/$name.log" | cut -c1-120))"
+  else fail "netem $name" "wrong counts or unreadable results (exit $rc)"; fi
+}
+fault none netem delay 0ms
+fault loss1 netem loss 1%
+fault loss5 netem loss 5%
+fault delay5ms netem delay 5ms 1ms
+fault reorder netem delay 1ms reorder 25% 50%
+fault duplicate netem duplicate 5%
+fault mtu mtu 600
+ask clear
+echo "two-host tests: $fails failure(s)"
+exit $((fails > 0))
