@@ -33,9 +33,7 @@ struct FabricConfig {
 
 // What is measured: the table's Workload knobs (core/knobs.hpp), then how long.
 struct Workload {
-#define X(...) RDMASWEEP_KNOB_FIELD(work, __VA_ARGS__)
-  RDMASWEEP_KNOBS(X)
-#undef X
+  RDMASWEEP_KNOBS(RDMASWEEP_KNOB_WORK_FIELD)
   uint64_t iters = 1000;   // measured messages (bw) or round trips (lat) per QP
   double duration = 0;     // seconds; > 0 selects duration mode and ignores iters
   uint64_t warmup = 100;   // per QP, excluded from every figure
@@ -44,9 +42,7 @@ struct Workload {
 // How the post/poll loop runs: the table's LoopKnobs rows (core/knobs.hpp, where
 // each one's meaning is). Everything here is decided before the loop starts.
 struct LoopKnobs {
-#define X(...) RDMASWEEP_KNOB_FIELD(knobs, __VA_ARGS__)
-  RDMASWEEP_KNOBS(X)
-#undef X
+  RDMASWEEP_KNOBS(RDMASWEEP_KNOB_LOOP_FIELD)
 };
 
 struct TestConfig {

@@ -80,13 +80,15 @@ enum class KnobKind : uint8_t { Op, Mode, Count, Bytes, Inline, Flag };
 #define RDMASWEEP_KNOB_TYPE_Inline uint32_t
 #define RDMASWEEP_KNOB_TYPE_Flag bool
 
-// The fields of the struct `in` (Workload: work, LoopKnobs: knobs) as members.
+// The rows of one struct (`in`: work for Workload, knobs for LoopKnobs) as its members.
 #define RDMASWEEP_KNOB_IF_work_work(x) x
 #define RDMASWEEP_KNOB_IF_work_knobs(x)
 #define RDMASWEEP_KNOB_IF_knobs_work(x)
 #define RDMASWEEP_KNOB_IF_knobs_knobs(x) x
 #define RDMASWEEP_KNOB_FIELD(want, key, in, kind, def, ...) \
   RDMASWEEP_KNOB_IF_##want##_##in(RDMASWEEP_KNOB_TYPE_##kind key = def;)
+#define RDMASWEEP_KNOB_WORK_FIELD(...) RDMASWEEP_KNOB_FIELD(work, __VA_ARGS__)
+#define RDMASWEEP_KNOB_LOOP_FIELD(...) RDMASWEEP_KNOB_FIELD(knobs, __VA_ARGS__)
 
 #define RDMASWEEP_KNOB_COUNT(...) +1
 constexpr size_t kKnobCount = 0 RDMASWEEP_KNOBS(RDMASWEEP_KNOB_COUNT);

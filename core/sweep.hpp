@@ -25,10 +25,9 @@ inline std::string axis_default(Mode m) { return to_string(m); }
 inline uint64_t axis_default(uint64_t v) { return v; }
 
 // One axis per knob of the table (core/knobs.hpp), holding its default alone.
+#define RDMASWEEP_SWEEP_AXIS(key, in, kind, def, ...) std::vector<RDMASWEEP_AXIS_TYPE_##kind> key{axis_default(def)};
 struct SweepSpec {
-#define X(key, in, kind, def, ...) std::vector<RDMASWEEP_AXIS_TYPE_##kind> key{axis_default(def)};
-  RDMASWEEP_KNOBS(X)
-#undef X
+  RDMASWEEP_KNOBS(RDMASWEEP_SWEEP_AXIS)
   uint64_t iters = 1000;
   double duration = 0;
   uint64_t warmup = 100;
