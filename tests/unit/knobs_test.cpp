@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -202,12 +203,17 @@ TEST(Knobs, HelpKnobsPrintsTheTable) {
   const json op = {{"key", "op"}, {"tag", nullptr}, {"flag", "--op"}, {"default", "send"},
                    {"help", "send, write, read (default send)"}};
   EXPECT_EQ(table[0], op);
+  std::map<std::string, json> by_key;
   for (const json& row : table) {
     const Knob& k = knob(row["key"].get<std::string>());
     EXPECT_EQ(row["default"], knob_json(k, k.def));
+    by_key[k.key] = row;
   }
-  EXPECT_EQ(table[9]["default"], "auto");
-  EXPECT_EQ(table[9]["key"], "inline_size");
+  EXPECT_EQ(by_key["inline_size"]["default"], "auto");
+  EXPECT_EQ(by_key["srq"]["default"], false);
+  EXPECT_EQ(by_key["tx_depth"]["tag"], "tx");
+  EXPECT_EQ(by_key["tx_depth"]["flag"], "--tx-depth");
+  EXPECT_EQ(by_key["tx_depth"]["default"], 128);
 }
 
 }  // namespace
