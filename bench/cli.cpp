@@ -69,8 +69,8 @@ static po::typed_value<std::string>* axis_value(std::map<std::string, std::strin
 
 void add_length_options(po::options_description& d, std::map<std::string, std::string>& axis) {
   auto ax = [&](const char* key) { return axis_value(axis, key); };
+  add_knob_option(d, axis, knob("size"));
   d.add_options()
-    ("size,s", ax("size"), "message size in bytes, k/m suffixes allowed (default 65536)")
     ("iters,n", ax("iters"), "measured messages (bw) or round trips (lat) per QP (default 1000)")
     ("duration,D", ax("duration"), "measure for this many seconds instead of --iters")
     ("warmup", ax("warmup"), "unmeasured messages per QP first (default 100)")
@@ -102,27 +102,15 @@ void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::st
   }
 }
 
+void add_knob_option(po::options_description& d, std::map<std::string, std::string>& axis, const Knob& k) {
+  po::typed_value<std::string>* v = axis_value(axis, k.key);
+  if (k.kind == KnobKind::Flag) v->implicit_value("1");  // --srq alone: on
+  d.add_options()(k.option, v, k.help);
+}
+
 void add_knob_options(po::options_description& d, std::map<std::string, std::string>& axis) {
-  auto ax = [&](const char* key) { return axis_value(axis, key); };
-  auto flag = [&](const char* key) {
-    return po::value<std::string>()->implicit_value("1")->notifier([&, key](const std::string& v) { axis[key] = v; });
-  };
-  d.add_options()
-    ("tx-depth,t", ax("tx_depth"), "send-queue depth per QP (default 128)")
-    ("rx-depth,r", ax("rx_depth"), "receives kept posted per QP, SEND only (default 512)")
-    ("cq-depth", ax("cq_depth"), "depth of the QPs' shared CQ; 0 = what they can have outstanding (default 0)")
-    ("post-list,l", ax("post_list"), "WRs chained per ibv_post_send (default 1)")
-    ("signal-every,Q", ax("signal_every"), "signal one WR in this many (default 32)")
-    ("inline-size,I", ax("inline_size"),
-     "send messages up to this size inline; auto (default): what the device allows, up to perftest's 236 B for "
-     "SEND and 220 B for WRITE; 0 turns inline off")
-    ("outs", ax("outs"),
-     "RDMA READs in flight per QP (perftest's -o/--outs); 0 (default): the devices' limit (max_qp_rd_atom of the "
-     "responder, max_qp_init_rd_atom of the requester)")
-    ("poll-batch", ax("poll_batch"), "WCs per ibv_poll_cq (default 16)")
-    ("srq", flag("srq"), "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")
-    ("events", flag("events"),
-     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)");
+  for (const Knob& k : knobs())
+    if (k.loop) add_knob_option(d, axis, k);
 }
 
 static HelpRenderer& help_renderer() {
@@ -153,12 +141,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   po::options_description fabric = fabric_options(c, &gid);
   po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
   std::map<std::string, std::string> axis;
-  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
   work.add_options()
-    ("config,c", po::value(&c.config_file), "sweep file (configs/*.json); options below override its keys")
-    ("op", ax("op"), "send, write, read (default send)")
-    ("mode", ax("mode"), "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")
-    ("qps,q", ax("qps"), "RC QPs, all on one shared CQ (default 1)");
+    ("config,c", po::value(&c.config_file), "sweep file (configs/*.json); options below override its keys");
+  for (const char* key : {"op", "mode", "qps"}) add_knob_option(work, axis, knob(key));
   add_length_options(work, axis);
   add_knob_options(work, axis);
   std::string policy;

@@ -95,8 +95,12 @@ bool cq_policy_caps(const std::string& policy);
 // a line on stderr ("<prefix>: <point>: capped to fit <whose> max_cqe ...") says so
 // (no line when prefix is null: another process says it).
 void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::string& whose, const char* prefix);
-// The loop knobs' options (-t, -r, --cq-depth, -l, -Q, -I, --outs, --poll-batch, --srq,
-// --events), the same for client and mesh: each value lands in axis[key].
+// One knob's option, flag and help from the knob table (core/knobs.hpp): its value lands
+// in axis[key]; a Flag alone (--srq) means 1.
+void add_knob_option(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,
+                     const Knob& k);
+// Every loop knob's option (the table's LoopKnobs rows: -t, -r, --cq-depth, -l, -Q, -I,
+// --outs, --poll-batch, --srq, --events), the same for client and mesh.
 void add_knob_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
 
 }  // namespace rdmasweep::cli

@@ -15,11 +15,13 @@
 
 #include <boost/program_options.hpp>
 #include <boost/version.hpp>
+#include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/mesh/options.hpp"
 #include "core/config.hpp"
+#include "core/knobs.hpp"
 
 #ifndef RDMASWEEP_COMPILER
 #define RDMASWEEP_COMPILER "unknown"
@@ -285,6 +287,7 @@ int help_main(int argc, char** argv) {
   if (argc > 2) throw cli::UsageError("give one command or flag, got '" + what + "' and '" + argv[2] + "'");
   if (what == "--man") std::cout << man_page();
   else if (what == "--bash-completion") std::cout << bash_completion();
+  else if (what == "--knobs") std::cout << knobs_table_json().dump(2) << "\n";  // core/knobs.hpp, for tools and tests
   else if (what == "--configs") {
     std::vector<std::string> files = installed_sweeps();
     if (files.empty()) {

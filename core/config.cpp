@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <limits>
-#include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -40,32 +39,22 @@ static void require(bool ok, const std::string& what) {
 void validate(const TestConfig& c) {
   const Workload& w = c.work;
   const LoopKnobs& k = c.knobs;
-  require(w.qps >= 1 && w.qps <= (1u << 20), "qps: " + std::to_string(w.qps) + " is out of range 1..1048576");
+  // size's own words first (the table's range would say the same less plainly).
   require(w.size >= 1, "size: a message must carry at least 1 byte (got 0)");
   require(w.size <= (1ull << 30), "size: " + std::to_string(w.size) + " bytes is over the 1 GiB limit");
+  for (const Knob& kn : knobs()) check_knob_range(kn, kn.get(c));
   require(w.duration >= 0 && w.duration <= 86400, "duration: must be between 0 and 86400 seconds");
   require(w.duration > 0 || w.iters >= 1, "iters: at least 1 measured iteration is needed (or set a duration)");
   require(w.iters <= (1ull << 40), "iters: " + std::to_string(w.iters) + " is too large");
   require(w.warmup <= (1ull << 32), "warmup: " + std::to_string(w.warmup) + " is too large");
-  // Sanity bounds only: the device's max_qp_wr / max_srq_wr are the real limits (check_device_limits).
-  constexpr uint32_t kMaxDepth = 1u << 24;
-  require(k.tx_depth >= 1 && k.tx_depth <= kMaxDepth,
-          "tx_depth: " + std::to_string(k.tx_depth) + " is out of range 1.." + std::to_string(kMaxDepth));
-  require(k.rx_depth >= 1 && k.rx_depth <= kMaxDepth,
-          "rx_depth: " + std::to_string(k.rx_depth) + " is out of range 1.." + std::to_string(kMaxDepth));
+  // Cross-field rules; each knob's own range is in the table.
   require(k.post_list >= 1 && k.post_list <= k.tx_depth,
           "post_list: " + std::to_string(k.post_list) + " must be between 1 and tx_depth (" + std::to_string(k.tx_depth) + ")");
-  require(k.signal_every >= 1, "signal_every: must be at least 1");
   // Progress needs a signaled WR among any window of outstanding WRs the loop can wait on.
   require(uint64_t{k.signal_every} + k.post_list <= uint64_t{k.tx_depth} + 1,  // 64-bit: no wrap-around
           "signal_every: " + std::to_string(k.signal_every) + " + post_list " + std::to_string(k.post_list) +
               " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
               "), or the send queue fills with no signaled work request to free it");
-  require(k.poll_batch >= 1 && k.poll_batch <= 4096, "poll_batch: " + std::to_string(k.poll_batch) + " is out of range 1..4096");
-  require(k.inline_size == kInlineAuto || k.inline_size <= 65536,
-          "inline_size: " + std::to_string(k.inline_size) + " is over 65536");
-  // max_rd_atomic is 8 bits wide in the verbs QP attributes.
-  require(k.outs <= 255, "outs: " + std::to_string(k.outs) + " is over 255 (0 = the devices' limit)");
   require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
@@ -142,83 +131,37 @@ TestConfig cap_to_cq(const TestConfig& c, uint64_t max_cqe) {
 std::string point_name(const TestConfig& c) {
   std::string n = std::string(to_string(c.work.op)) + "/" + to_string(c.work.mode) + "/qps:" + std::to_string(c.work.qps) +
                   "/size:" + std::to_string(c.work.size) + "/cq:" + std::to_string(cq_depth_for(c));
-  // Loop knobs appear only when they differ from the defaults, so names stay short
-  // and every point of a sweep over them stays distinct.
-  const LoopKnobs d;
-  const LoopKnobs& k = c.knobs;
-  if (k.tx_depth != d.tx_depth) n += "/tx:" + std::to_string(k.tx_depth);
-  if (k.rx_depth != d.rx_depth) n += "/rx:" + std::to_string(k.rx_depth);
-  if (k.post_list != d.post_list) n += "/post:" + std::to_string(k.post_list);
-  if (k.signal_every != d.signal_every) n += "/signal:" + std::to_string(k.signal_every);
-  if (k.inline_size != d.inline_size) n += "/inline:" + std::to_string(k.inline_size);
-  if (k.outs != d.outs) n += "/outs:" + std::to_string(k.outs);
-  if (k.poll_batch != d.poll_batch) n += "/poll:" + std::to_string(k.poll_batch);
-  if (k.srq) n += "/srq";
-  if (k.events) n += "/events";
+  // The tagged knobs appear only when they differ from their defaults, so names stay
+  // short and every point of a sweep over them stays distinct.
+  for (const Knob& k : knobs()) {
+    uint64_t v = k.get(c);
+    if (!k.tag || v == k.def) continue;
+    n += std::string("/") + k.tag;
+    if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
+  }
   return n;
 }
 
 void to_json(nlohmann::json& j, const TestConfig& c) {
-  j = {{"op", to_string(c.work.op)},          {"mode", to_string(c.work.mode)},
-       {"qps", c.work.qps},                    {"size", c.work.size},
-       {"iters", c.work.iters},                {"duration", c.work.duration},
-       {"warmup", c.work.warmup},              {"tx_depth", c.knobs.tx_depth},
-       {"rx_depth", c.knobs.rx_depth},         {"cq_depth", c.knobs.cq_depth},
-       {"post_list", c.knobs.post_list},       {"signal_every", c.knobs.signal_every},
-       {"poll_batch", c.knobs.poll_batch},     {"outs", c.knobs.outs},
-       {"srq", c.knobs.srq},                   {"events", c.knobs.events}};
-  if (c.knobs.inline_size == kInlineAuto) j["inline_size"] = "auto";
-  else j["inline_size"] = c.knobs.inline_size;
-}
-
-template <typename T>
-static void get_uint(const nlohmann::json& j, const char* key, T* out) {
-  if (!j.contains(key)) return;
-  const nlohmann::json& v = j.at(key);
-  if (!v.is_number_unsigned()) throw ConfigError(std::string(key) + ": must be a non-negative integer");
-  uint64_t x = v.get<uint64_t>();
-  if (x > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-    throw ConfigError(std::string(key) + ": " + std::to_string(x) + " is too large");
-  *out = static_cast<T>(x);
+  j = {{"iters", c.work.iters}, {"duration", c.work.duration}, {"warmup", c.work.warmup}};
+  for (const Knob& k : knobs()) j[k.key] = knob_json(k, k.get(c));
 }
 
 void from_json(const nlohmann::json& j, TestConfig& c) {
-  static const std::set<std::string> known = {"op",       "mode",      "qps",         "size",     "iters",
-                                              "duration", "warmup",    "tx_depth",    "rx_depth", "cq_depth",
-                                              "post_list", "signal_every", "inline_size", "poll_batch", "srq", "events",
-                                              "outs"};
   if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!known.count(it.key())) throw ConfigError("unknown key '" + it.key() + "'");
-  if (j.contains("op")) {
-    if (!j["op"].is_string()) throw ConfigError("op: must be a string");
-    c.work.op = parse_op(j["op"].get<std::string>());
+    if (!find_knob(it.key()) && it.key() != "iters" && it.key() != "duration" && it.key() != "warmup")
+      throw ConfigError("unknown key '" + it.key() + "'");
+  for (const Knob& k : knobs())
+    if (j.contains(k.key)) k.set(c, knob_from_json(k, j.at(k.key)));
+  for (auto [key, field] : {std::pair{"iters", &c.work.iters}, std::pair{"warmup", &c.work.warmup}}) {
+    if (!j.contains(key)) continue;
+    if (!j.at(key).is_number_unsigned()) throw ConfigError(std::string(key) + ": must be a non-negative integer");
+    *field = j.at(key).get<uint64_t>();
   }
-  if (j.contains("mode")) {
-    if (!j["mode"].is_string()) throw ConfigError("mode: must be a string");
-    c.work.mode = parse_mode(j["mode"].get<std::string>());
-  }
-  get_uint(j, "qps", &c.work.qps);
-  get_uint(j, "size", &c.work.size);
-  get_uint(j, "iters", &c.work.iters);
-  get_uint(j, "warmup", &c.work.warmup);
   if (j.contains("duration")) {
     if (!j["duration"].is_number()) throw ConfigError("duration: must be a number of seconds");
     c.work.duration = j["duration"].get<double>();
-  }
-  get_uint(j, "tx_depth", &c.knobs.tx_depth);
-  get_uint(j, "rx_depth", &c.knobs.rx_depth);
-  get_uint(j, "cq_depth", &c.knobs.cq_depth);
-  get_uint(j, "post_list", &c.knobs.post_list);
-  get_uint(j, "signal_every", &c.knobs.signal_every);
-  if (j.contains("inline_size") && j["inline_size"] == "auto") c.knobs.inline_size = kInlineAuto;
-  else get_uint(j, "inline_size", &c.knobs.inline_size);
-  get_uint(j, "outs", &c.knobs.outs);
-  get_uint(j, "poll_batch", &c.knobs.poll_batch);
-  for (const char* key : {"srq", "events"}) {
-    if (!j.contains(key)) continue;
-    if (!j[key].is_boolean()) throw ConfigError(std::string(key) + ": must be true or false");
-    (std::string(key) == "srq" ? c.knobs.srq : c.knobs.events) = j[key].get<bool>();
   }
 }
 

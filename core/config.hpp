@@ -7,6 +7,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/knobs.hpp"
+
 namespace rdmasweep {
 
 enum class Op : uint8_t { Send, Write, Read };
@@ -29,34 +31,19 @@ struct FabricConfig {
   int gid_index = -1;  // -1: the port's RoCE v2 IPv4-mapped GID
 };
 
-// What is measured.
+// What is measured: the table's Workload knobs (core/knobs.hpp), then how long.
 struct Workload {
-  Op op = Op::Send;
-  Mode mode = Mode::Bw;
-  uint32_t qps = 1;
-  uint64_t size = 65536;   // payload bytes per message
+  RDMASWEEP_KNOBS(RDMASWEEP_KNOB_WORK_FIELD)
   uint64_t iters = 1000;   // measured messages (bw) or round trips (lat) per QP
   double duration = 0;     // seconds; > 0 selects duration mode and ignores iters
   uint64_t warmup = 100;   // per QP, excluded from every figure
 };
 
-// inline_size's default: inline what the device allows, up to perftest's sizes.
-constexpr uint32_t kInlineAuto = 0xffffffffu;
-
-// How the post/poll loop runs. Everything here is decided before the loop starts.
+// How the post/poll loop runs: the table's LoopKnobs rows (core/knobs.hpp, where
+// each one's meaning is). Everything here is decided before the loop starts.
 struct LoopKnobs {
-  uint32_t tx_depth = 128;     // send-queue depth per QP
-  uint32_t rx_depth = 512;     // receives kept posted per QP (SEND only)
-  uint32_t cq_depth = 0;       // 0: exactly what all QPs can have outstanding
-  uint32_t post_list = 1;      // WRs chained in one ibv_post_send
-  uint32_t signal_every = 32;  // one signaled WR per this many (selective signaling)
-  uint32_t inline_size = kInlineAuto;  // messages up to this many bytes go inline; kInlineAuto: inline_limit()
-  uint32_t poll_batch = 16;    // WCs asked for per ibv_poll_cq
-  bool srq = false;            // SEND: the receiver's QPs share one receive queue of rx_depth
-  bool events = false;         // sleep on a completion channel instead of busy polling
-  uint32_t outs = 0;           // RDMA READs in flight per QP (max_rd_atomic); 0: the devices' limit, as perftest's -o
+  RDMASWEEP_KNOBS(RDMASWEEP_KNOB_LOOP_FIELD)
 };
-
 
 struct TestConfig {
   Workload work;

@@ -66,11 +66,12 @@ static int remote_access(const TestConfig& c, Role role) {
 }
 
 bool same_shape(const TestConfig& a, const TestConfig& b) {
-  return a.work.op == b.work.op && a.work.mode == b.work.mode && a.work.qps == b.work.qps &&
-         cq_depth_for(a) == cq_depth_for(b) && a.knobs.tx_depth == b.knobs.tx_depth &&
-         a.knobs.rx_depth == b.knobs.rx_depth && a.knobs.signal_every == b.knobs.signal_every &&
-         a.knobs.inline_size == b.knobs.inline_size && a.knobs.srq == b.knobs.srq && a.knobs.events == b.knobs.events &&
-         a.knobs.outs == b.knobs.outs;
+  // The knobs the table marks as shaping; cq_depth by the depth actually used (0 is
+  // the one its QPs need).
+  static const Knob* const cq = &knob("cq_depth");
+  for (const Knob& k : knobs())
+    if (k.shapes && (&k == cq ? cq_depth_for(a) != cq_depth_for(b) : k.get(a) != k.get(b))) return false;
+  return true;
 }
 
 static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }

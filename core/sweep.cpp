@@ -13,10 +13,11 @@ namespace rdmasweep {
 using nlohmann::json;
 
 const std::vector<std::string>& sweep_axes() {
-  static const std::vector<std::string> axes = {"op",       "mode",         "qps",         "cq_depth",
-                                                "tx_depth", "rx_depth",     "post_list",   "signal_every",
-                                                "inline_size", "poll_batch", "srq", "events", "outs",
-                                                "size"};
+  static const std::vector<std::string> axes = [] {
+    std::vector<std::string> a(kKnobCount);
+    for (const Knob& k : knobs()) a.at(static_cast<size_t>(k.nest)) = k.key;
+    return a;
+  }();
   return axes;
 }
 
@@ -29,40 +30,25 @@ const std::vector<std::string>& sweep_keys() {
   return keys;
 }
 
-// inline_size's values as a sweep file writes them: kInlineAuto as "auto".
-static json inline_json(const std::vector<uint64_t>& values) {
-  json a = json::array();
-  for (uint64_t v : values) a.push_back(v == kInlineAuto ? json("auto") : json(v));
-  return a;
-}
-
 json sweep_json(const SweepSpec& s) {
-  return {{"op", s.op},
-          {"mode", s.mode},
-          {"qps", s.qps},
-          {"cq_depth", s.cq_depth},
-          {"tx_depth", s.tx_depth},
-          {"rx_depth", s.rx_depth},
-          {"post_list", s.post_list},
-          {"signal_every", s.signal_every},
-          {"inline_size", inline_json(s.inline_size)},
-          {"poll_batch", s.poll_batch},
-          {"srq", s.srq},
-          {"events", s.events},
-          {"outs", s.outs},
-          {"size", s.size},
-          {"iters", s.iters},
-          {"duration", s.duration},
-          {"warmup", s.warmup},
-          {"repetitions", s.repetitions},
-          {"description", s.description}};
+  json j = {{"iters", s.iters},
+            {"duration", s.duration},
+            {"warmup", s.warmup},
+            {"repetitions", s.repetitions},
+            {"description", s.description}};
+  for (const Knob& k : knobs()) {
+    json a = json::array();
+    // As a sweep file gives them: names, "auto", and flags as 0 or 1.
+    for (uint64_t v : k.axis(s)) a.push_back(k.kind == KnobKind::Flag ? json(v) : knob_json(k, v));
+    j[k.key] = a;
+  }
+  return j;
 }
-
-static bool is_size_key(const std::string& key) { return key == "size" || key == "inline_size"; }
 
 static uint64_t parse_number(const std::string& key, const std::string& t) {
-  if (key == "inline_size" && t == "auto") return kInlineAuto;
-  if (is_size_key(key)) {
+  const Knob* k = find_knob(key);
+  if (k && k->kind == KnobKind::Inline && t == "auto") return kInlineAuto;
+  if (k && (k->kind == KnobKind::Bytes || k->kind == KnobKind::Inline)) {
     try {
       return parse_size(t);
     } catch (const ConfigError& e) {
@@ -148,7 +134,9 @@ static std::vector<uint64_t> axis_from_json(const std::string& key, const json& 
   throw ConfigError(key + ": must be a number, a list, a string like \"64:65536:x2\" or {from, to, mul}");
 }
 
-static std::vector<std::string> names_from_json(const std::string& key, const json& v) {
+// An Op or Mode axis: names, checked.
+static std::vector<uint64_t> names_from_json(const Knob& k, const json& v) {
+  const std::string key = k.key;
   std::vector<std::string> out;
   if (v.is_string()) {
     std::stringstream ss(v.get<std::string>());
@@ -163,24 +151,10 @@ static std::vector<std::string> names_from_json(const std::string& key, const js
     throw ConfigError(key + ": must be a string or a list of strings");
   }
   if (out.empty()) throw ConfigError(key + ": no value given");
-  for (const std::string& s : out) key == "op" ? (void)parse_op(s) : (void)parse_mode(s);
-  return out;
-}
-
-static std::vector<uint64_t>* axis_slot(SweepSpec& s, const std::string& key) {
-  if (key == "qps") return &s.qps;
-  if (key == "size") return &s.size;
-  if (key == "cq_depth") return &s.cq_depth;
-  if (key == "tx_depth") return &s.tx_depth;
-  if (key == "rx_depth") return &s.rx_depth;
-  if (key == "post_list") return &s.post_list;
-  if (key == "signal_every") return &s.signal_every;
-  if (key == "inline_size") return &s.inline_size;
-  if (key == "poll_batch") return &s.poll_batch;
-  if (key == "srq") return &s.srq;
-  if (key == "events") return &s.events;
-  if (key == "outs") return &s.outs;
-  return nullptr;
+  std::vector<uint64_t> values;
+  for (const std::string& s : out)
+    values.push_back(k.kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(s)) : static_cast<uint64_t>(parse_mode(s)));
+  return values;
 }
 
 static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
@@ -190,14 +164,11 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     for (const std::string& k : keys) known += (known.empty() ? "" : ", ") + k;
     throw ConfigError("unknown key '" + key + "' (known: " + known + ")");
   }
-  if ((key == "srq" || key == "events") && v.is_boolean()) {
-    (key == "srq" ? s.srq : s.events) = {v.get<bool>() ? 1u : 0u};
-    return;
-  }
-  if (key == "op") s.op = names_from_json(key, v);
-  else if (key == "mode") s.mode = names_from_json(key, v);
-  else if (auto* slot = axis_slot(s, key)) *slot = axis_from_json(key, v);
-  else if (key == "iters" || key == "warmup" || key == "repetitions") {
+  if (const Knob* k = find_knob(key)) {
+    if (k->kind == KnobKind::Flag && v.is_boolean()) k->set_axis(s, {v.get<bool>() ? 1u : 0u});
+    else if (k->kind == KnobKind::Op || k->kind == KnobKind::Mode) k->set_axis(s, names_from_json(*k, v));
+    else k->set_axis(s, axis_from_json(key, v));
+  } else if (key == "iters" || key == "warmup" || key == "repetitions") {
     std::vector<uint64_t> one = axis_from_json(key, v);
     if (one.size() != 1) throw ConfigError(key + ": takes one value, not a list");
     if (key == "iters") s.iters = one[0];
@@ -248,56 +219,53 @@ void apply_override(SweepSpec& spec, const std::string& key, const std::string& 
   apply_value(spec, key, json(text));  // text goes through the same checks as a file's strings
 }
 
+// One point from one value per knob (`v` in table order); false when it does not apply.
+static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestConfig& c) {
+  const auto& ks = knobs();
+  for (size_t i = 0; i < kKnobCount; ++i)
+    if (ks[i].kind == KnobKind::Flag && v[i] > 1) throw ConfigError(std::string(ks[i].key) + ": takes 0 or 1");
+  c = TestConfig{};
+  for (size_t i = 0; i < kKnobCount; ++i) {
+    // Counts and inline sizes are 32-bit fields; Op and Mode values come checked.
+    bool u32 = ks[i].kind == KnobKind::Count || ks[i].kind == KnobKind::Inline;
+    if (u32 && v[i] > 0xffffffffu) throw ConfigError(std::string(ks[i].key) + ": " + std::to_string(v[i]) + " is too large");
+    ks[i].set(c, v[i]);
+  }
+  if (c.knobs.srq && c.work.op != Op::Send) return false;  // only SEND has receive queues to share
+  c.work.iters = s.iters;
+  c.work.duration = s.duration;
+  c.work.warmup = s.warmup;
+  return true;
+}
+
 std::vector<TestConfig> expand(const SweepSpec& s) {
+  // The axes in nesting order, and an odometer over them (the last turns fastest).
+  const auto& ks = knobs();
+  std::vector<size_t> order(kKnobCount);
+  for (size_t i = 0; i < kKnobCount; ++i) order.at(static_cast<size_t>(ks[i].nest)) = i;
+  std::vector<std::vector<uint64_t>> axes;
+  for (size_t i : order) axes.push_back(ks[i].axis(s));
   std::vector<TestConfig> out;
-  auto u32 = [](const char* key, uint64_t v) {
-    if (v > 0xffffffffu) throw ConfigError(std::string(key) + ": " + std::to_string(v) + " is too large");
-    return static_cast<uint32_t>(v);
-  };
-  for (const std::string& op : s.op)
-    for (const std::string& mode : s.mode)
-      for (uint64_t qps : s.qps)
-        for (uint64_t cq : s.cq_depth)
-          for (uint64_t tx : s.tx_depth)
-            for (uint64_t rx : s.rx_depth)
-              for (uint64_t pl : s.post_list)
-                for (uint64_t sig : s.signal_every)
-                  for (uint64_t inl : s.inline_size)
-                    for (uint64_t pb : s.poll_batch)
-                      for (uint64_t srq : s.srq)
-                      for (uint64_t events : s.events)
-                      for (uint64_t outs : s.outs)
-                      for (uint64_t size : s.size) {
-                        if (srq > 1) throw ConfigError("srq: takes 0 or 1");
-                        if (events > 1) throw ConfigError("events: takes 0 or 1");
-                        if (srq && op != "send") continue;  // only SEND has receive queues to share
-                        TestConfig c;
-                        c.work.op = parse_op(op);
-                        c.work.mode = parse_mode(mode);
-                        c.work.qps = u32("qps", qps);
-                        c.work.size = size;
-                        c.work.iters = s.iters;
-                        c.work.duration = s.duration;
-                        c.work.warmup = s.warmup;
-                        c.knobs.cq_depth = u32("cq_depth", cq);
-                        c.knobs.tx_depth = u32("tx_depth", tx);
-                        c.knobs.rx_depth = u32("rx_depth", rx);
-                        c.knobs.post_list = u32("post_list", pl);
-                        c.knobs.signal_every = u32("signal_every", sig);
-                        c.knobs.inline_size = u32("inline_size", inl);
-                        c.knobs.poll_batch = u32("poll_batch", pb);
-                        c.knobs.srq = srq != 0;
-                        c.knobs.events = events != 0;
-                        c.knobs.outs = u32("outs", outs);
-                        try {
-                          validate(c);
-                        } catch (const ConfigError& e) {
-                          throw ConfigError("point " + point_name(c) + ": " + e.what());
-                        }
-                        out.push_back(c);
-                        if (out.size() > 1000000) throw ConfigError("the sweep has over a million points");
-                      }
-  return out;
+  for (const auto& a : axes)
+    if (a.empty()) return out;
+  std::vector<size_t> at(kKnobCount, 0);
+  std::vector<uint64_t> v(kKnobCount);
+  for (;;) {
+    for (size_t n = 0; n < kKnobCount; ++n) v[order[n]] = axes[n][at[n]];
+    TestConfig c;
+    if (make_point(s, v, c)) {
+      try {
+        validate(c);
+      } catch (const ConfigError& e) {
+        throw ConfigError("point " + point_name(c) + ": " + e.what());
+      }
+      out.push_back(c);
+      if (out.size() > 1000000) throw ConfigError("the sweep has over a million points");
+    }
+    size_t n = kKnobCount;
+    while (n > 0 && ++at[n - 1] == axes[n - 1].size()) at[--n] = 0;
+    if (n == 0) return out;
+  }
 }
 
 }  // namespace rdmasweep

@@ -12,21 +12,22 @@
 
 namespace rdmasweep {
 
+// Op and Mode axes hold names as the file gives them; the others numbers (a Flag 0 or
+// 1, inline "auto" as kInlineAuto).
+#define RDMASWEEP_AXIS_TYPE_Op std::string
+#define RDMASWEEP_AXIS_TYPE_Mode std::string
+#define RDMASWEEP_AXIS_TYPE_Count uint64_t
+#define RDMASWEEP_AXIS_TYPE_Bytes uint64_t
+#define RDMASWEEP_AXIS_TYPE_Inline uint64_t
+#define RDMASWEEP_AXIS_TYPE_Flag uint64_t
+inline std::string axis_default(Op o) { return to_string(o); }
+inline std::string axis_default(Mode m) { return to_string(m); }
+inline uint64_t axis_default(uint64_t v) { return v; }
+
+// One axis per knob of the table (core/knobs.hpp), holding its default alone.
+#define RDMASWEEP_SWEEP_AXIS(key, in, kind, def, ...) std::vector<RDMASWEEP_AXIS_TYPE_##kind> key{axis_default(def)};
 struct SweepSpec {
-  std::vector<std::string> op{"send"};
-  std::vector<std::string> mode{"bw"};
-  std::vector<uint64_t> qps{1};
-  std::vector<uint64_t> size{65536};
-  std::vector<uint64_t> cq_depth{0};
-  std::vector<uint64_t> tx_depth{128};
-  std::vector<uint64_t> rx_depth{512};
-  std::vector<uint64_t> post_list{1};
-  std::vector<uint64_t> signal_every{32};
-  std::vector<uint64_t> inline_size{kInlineAuto};  // "auto" in files and options
-  std::vector<uint64_t> poll_batch{16};
-  std::vector<uint64_t> srq{0};     // 0 or 1; applies to SEND points only
-  std::vector<uint64_t> events{0};  // 0 busy polling, 1 completion events
-  std::vector<uint64_t> outs{0};    // RDMA READs in flight per QP; 0 = the devices' limit
+  RDMASWEEP_KNOBS(RDMASWEEP_SWEEP_AXIS)
   uint64_t iters = 1000;
   double duration = 0;
   uint64_t warmup = 100;
@@ -34,7 +35,7 @@ struct SweepSpec {
   std::string description;
 };
 
-// The axes, in the order they nest (last varies fastest).
+// The axes (the knobs' keys), in the order they nest (last varies fastest).
 const std::vector<std::string>& sweep_axes();
 // Every key a sweep file takes (the axes, then iters, duration, warmup, repetitions,
 // description): apply_json refuses any other, and sweep_json writes each of them.

@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,37 +46,10 @@ void check_axis(const std::string& key, const std::string& text) {
   if (v.size() > 100000) fail("parse_axis(" + key + ", '" + text + "') returned over 100000 values");
 }
 
-// Values on one axis, by its name in sweep_axes(). An axis that this checkout's
-// SweepSpec does not have (yet) counts 1, so the harness builds before and after
-// one is added; an axis name not listed here stops the fuzzer, so the point count
-// below (the cap, and the bound on expand's result) never silently goes wrong.
-#define RDMASWEEP_FUZZ_AXES(X) \
-  X(op) X(mode) X(qps) X(cq_depth) X(tx_depth) X(rx_depth) X(post_list) X(signal_every) X(inline_size) \
-  X(poll_batch) X(srq) X(events) X(outs) X(size)
-#define X(name)                                                          \
-  template <class S, class = void>                                       \
-  struct has_##name : std::false_type {};                                \
-  template <class S>                                                     \
-  struct has_##name<S, std::void_t<decltype(&S::name)>> : std::true_type {};
-RDMASWEEP_FUZZ_AXES(X)
-#undef X
-
-template <class S>
-size_t axis_size(const S& s, const std::string& key) {
-#define X(name)                                       \
-  if (key == #name) {                                 \
-    if constexpr (has_##name<S>::value) return s.name.size(); \
-    else return 1;                                    \
-  }
-  RDMASWEEP_FUZZ_AXES(X)
-#undef X
-  fail("sweep axis '" + key + "' is new: add it to RDMASWEEP_FUZZ_AXES in tests/fuzz/fuzz_sweep.cpp");
-}
-
 uint64_t points(const SweepSpec& s) {
   uint64_t n = 1;
-  for (const std::string& key : sweep_axes()) {
-    size_t k = axis_size(s, key);
+  for (const Knob& kn : knobs()) {  // every axis of the sweep (core/knobs.hpp)
+    size_t k = kn.axis(s).size();
     if (k == 0) return 0;
     n *= k;  // n <= kMaxPoints before, k < 2^40: no overflow
     if (n > kMaxPoints) return kMaxPoints + 1;

@@ -1,0 +1,135 @@
+#include "core/knobs.hpp"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/sweep.hpp"
+
+namespace rdmasweep {
+
+using nlohmann::json;
+
+namespace {
+
+// A sweep axis as numbers (Op and Mode names as their enumerators), and back.
+std::vector<uint64_t> axis_values(const std::vector<uint64_t>& v, KnobKind) { return v; }
+std::vector<uint64_t> axis_values(const std::vector<std::string>& names, KnobKind kind) {
+  std::vector<uint64_t> out;
+  for (const std::string& n : names)
+    out.push_back(kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(n)) : static_cast<uint64_t>(parse_mode(n)));
+  return out;
+}
+
+void set_axis_values(std::vector<uint64_t>& axis, const std::vector<uint64_t>& v, KnobKind) { axis = v; }
+void set_axis_values(std::vector<std::string>& axis, const std::vector<uint64_t>& v, KnobKind kind) {
+  axis.clear();
+  for (uint64_t x : v)
+    axis.push_back(kind == KnobKind::Op ? to_string(static_cast<Op>(x)) : to_string(static_cast<Mode>(x)));
+}
+
+#define RDMASWEEP_KNOB_LOOP_work false
+#define RDMASWEEP_KNOB_LOOP_knobs true
+#define X(key_, in, kind_, def_, tag_, nest_, option_, lo_, hi_, shapes_, help_)                               \
+  Knob{#key_,                                                                                                   \
+       KnobKind::kind_,                                                                                         \
+       RDMASWEEP_KNOB_LOOP_##in,                                                                                \
+       static_cast<uint64_t>(def_),                                                                             \
+       tag_,                                                                                                    \
+       nest_,                                                                                                   \
+       option_,                                                                                                 \
+       lo_,                                                                                                     \
+       hi_,                                                                                                     \
+       shapes_,                                                                                                 \
+       help_,                                                                                                   \
+       [](const TestConfig& c) { return static_cast<uint64_t>(c.in.key_); },                                   \
+       [](TestConfig& c, uint64_t v) { c.in.key_ = static_cast<RDMASWEEP_KNOB_TYPE_##kind_>(v); },             \
+       [](const SweepSpec& s) { return axis_values(s.key_, KnobKind::kind_); },                              \
+       [](SweepSpec& s, const std::vector<uint64_t>& v) { set_axis_values(s.key_, v, KnobKind::kind_); }},
+const std::array<Knob, kKnobCount> kKnobs = {{RDMASWEEP_KNOBS(X)}};
+#undef X
+
+// The largest value a kind's field holds.
+uint64_t type_max(KnobKind kind) {
+  switch (kind) {
+    case KnobKind::Bytes: return std::numeric_limits<uint64_t>::max();
+    case KnobKind::Flag: return 1;
+    default: return std::numeric_limits<uint32_t>::max();
+  }
+}
+
+}  // namespace
+
+const std::array<Knob, kKnobCount>& knobs() { return kKnobs; }
+
+const Knob* find_knob(const std::string& key) {
+  for (const Knob& k : kKnobs)
+    if (key == k.key) return &k;
+  return nullptr;
+}
+
+const Knob& knob(const std::string& key) {
+  if (const Knob* k = find_knob(key)) return *k;
+  throw std::out_of_range("no knob '" + key + "'");
+}
+
+std::string knob_flag(const Knob& k) {
+  std::string o = k.option;
+  return "--" + o.substr(0, o.find(','));
+}
+
+json knob_json(const Knob& k, uint64_t v) {
+  switch (k.kind) {
+    case KnobKind::Op: return to_string(static_cast<Op>(v));
+    case KnobKind::Mode: return to_string(static_cast<Mode>(v));
+    case KnobKind::Flag: return v != 0;
+    case KnobKind::Inline:
+      if (v == kInlineAuto) return "auto";
+      return v;
+    default: return v;
+  }
+}
+
+uint64_t knob_from_json(const Knob& k, const json& v) {
+  const std::string key = k.key;
+  switch (k.kind) {
+    case KnobKind::Op:
+    case KnobKind::Mode:
+      if (!v.is_string()) throw ConfigError(key + ": must be a string");
+      return k.kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(v.get<std::string>()))
+                                    : static_cast<uint64_t>(parse_mode(v.get<std::string>()));
+    case KnobKind::Flag:
+      if (!v.is_boolean()) throw ConfigError(key + ": must be true or false");
+      return v.get<bool>() ? 1 : 0;
+    default: break;
+  }
+  if (k.kind == KnobKind::Inline && v == "auto") return kInlineAuto;
+  if (!v.is_number_unsigned()) throw ConfigError(key + ": must be a non-negative integer");
+  uint64_t x = v.get<uint64_t>();
+  if (x > type_max(k.kind)) throw ConfigError(key + ": " + std::to_string(x) + " is too large");
+  return x;
+}
+
+void check_knob_range(const Knob& k, uint64_t v) {
+  if (k.kind == KnobKind::Inline && v == kInlineAuto) return;
+  if (v >= k.lo && v <= k.hi) return;
+  const std::string key = k.key;
+  if (k.hi == kKnobNoMax) throw ConfigError(key + ": must be at least " + std::to_string(k.lo));
+  if (k.lo == 0) throw ConfigError(key + ": " + std::to_string(v) + " is over " + std::to_string(k.hi));
+  throw ConfigError(key + ": " + std::to_string(v) + " is out of range " + std::to_string(k.lo) + ".." +
+                    std::to_string(k.hi));
+}
+
+json knobs_table_json() {
+  json a = json::array();
+  for (const Knob& k : kKnobs)
+    a.push_back({{"key", k.key},
+                 {"tag", k.tag ? json(k.tag) : json(nullptr)},
+                 {"flag", knob_flag(k)},
+                 {"default", knob_json(k, k.def)},
+                 {"help", k.help}});
+  return a;
+}
+
+}  // namespace rdmasweep

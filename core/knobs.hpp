@@ -1,0 +1,133 @@
+// The knob table: every per-point setting a sweep can vary, in one place. The fields
+// of Workload and LoopKnobs, SweepSpec's axes, the TestConfig JSON, validate's range
+// checks, point_name, same_shape, the sweep file keys and the CLI options are all
+// generated from it. Adding a knob = one row here + its use in the loop.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rdmasweep {
+
+// Columns, in this order:
+//   key     C++ field, sweep file and TestConfig JSON key
+//   in      the TestConfig member holding it: work (Workload) or knobs (LoopKnobs)
+//   kind    Op, Mode (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
+//           Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps)
+//   def     default
+//   tag     point-name tag ("/tx:256"; a Flag adds just "/srq") when not the default;
+//           nullptr: part of the fixed head op/mode/qps:N/size:N/cq:N
+//   nest    position in the sweep's nesting (0 outermost; the highest varies fastest)
+//   option  Boost.Program_options name: long flag, then the short one after a comma
+//   lo, hi  the range validate() accepts (cross-field rules stay in validate)
+//   shapes  part of same_shape: a different value needs other verbs objects
+//   help    the option's --help text
+// Rows are in --help order, which is also the order of the tags in a point's name
+// (names are compared against committed baselines: never reorder tagged rows).
+// Comments in rows must be /* */: a // comment would swallow the line continuation.
+#define RDMASWEEP_KNOBS(X)                                                                                          \
+  X(op, work, Op, Op::Send, nullptr, 0, "op", 0, 2, true, "send, write, read (default send)")                      \
+  X(mode, work, Mode, Mode::Bw, nullptr, 1, "mode", 0, 1, true,                                                     \
+    "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
+  X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
+  /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
+  X(size, work, Bytes, 65536, nullptr, 13, "size,s", 1, 1ull << 30, false,                                          \
+    "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
+  /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
+  X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
+  X(rx_depth, knobs, Count, 512, "rx", 5, "rx-depth,r", 1, 1u << 24, true,                                          \
+    "receives kept posted per QP, SEND only (default 512)")                                                        \
+  /* 0: exactly what all QPs can have outstanding; the name shows the depth used (cq:N) */                         \
+  X(cq_depth, knobs, Count, 0, nullptr, 3, "cq-depth", 0, kKnobNoMax, true,                                         \
+    "depth of the QPs' shared CQ; 0 = what they can have outstanding (default 0)")                                 \
+  /* at most tx_depth: checked by validate */                                                                      \
+  X(post_list, knobs, Count, 1, "post", 6, "post-list,l", 0, kKnobNoMax, false,                                     \
+    "WRs chained per ibv_post_send (default 1)")                                                                   \
+  X(signal_every, knobs, Count, 32, "signal", 7, "signal-every,Q", 1, kKnobNoMax, true,                             \
+    "signal one WR in this many (default 32)")                                                                     \
+  X(inline_size, knobs, Inline, kInlineAuto, "inline", 8, "inline-size,I", 0, 65536, true,                          \
+    "send messages up to this size inline; auto (default): what the device allows, up to perftest's 236 B for "    \
+    "SEND and 220 B for WRITE; 0 turns inline off")                                                                \
+  /* max_rd_atomic is 8 bits wide in the verbs QP attributes */                                                    \
+  X(outs, knobs, Count, 0, "outs", 12, "outs", 0, 255, true,                                                        \
+    "RDMA READs in flight per QP (perftest's -o/--outs); 0 (default): the devices' limit (max_qp_rd_atom of the "  \
+    "responder, max_qp_init_rd_atom of the requester)")                                                            \
+  X(poll_batch, knobs, Count, 16, "poll", 9, "poll-batch", 1, 4096, false, "WCs per ibv_poll_cq (default 16)")     \
+  /* SEND only: the receiver's QPs share one receive queue of rx_depth */                                          \
+  X(srq, knobs, Flag, false, "srq", 10, "srq", 0, 1, true,                                                          \
+    "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")              \
+  X(events, knobs, Flag, false, "events", 11, "events", 0, 1, true,                                                 \
+    "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)")
+
+// inline_size's default: inline what the device allows, up to perftest's sizes.
+constexpr uint32_t kInlineAuto = 0xffffffffu;
+// hi for a knob bounded only by its type.
+constexpr uint64_t kKnobNoMax = std::numeric_limits<uint64_t>::max();
+
+enum class KnobKind : uint8_t { Op, Mode, Count, Bytes, Inline, Flag };
+
+// The C++ type of each kind's field (Op and Mode are declared by config.hpp).
+#define RDMASWEEP_KNOB_TYPE_Op Op
+#define RDMASWEEP_KNOB_TYPE_Mode Mode
+#define RDMASWEEP_KNOB_TYPE_Count uint32_t
+#define RDMASWEEP_KNOB_TYPE_Bytes uint64_t
+#define RDMASWEEP_KNOB_TYPE_Inline uint32_t
+#define RDMASWEEP_KNOB_TYPE_Flag bool
+
+// The rows of one struct (`in`: work for Workload, knobs for LoopKnobs) as its members.
+#define RDMASWEEP_KNOB_IF_work_work(x) x
+#define RDMASWEEP_KNOB_IF_work_knobs(x)
+#define RDMASWEEP_KNOB_IF_knobs_work(x)
+#define RDMASWEEP_KNOB_IF_knobs_knobs(x) x
+#define RDMASWEEP_KNOB_FIELD(want, key, in, kind, def, ...) \
+  RDMASWEEP_KNOB_IF_##want##_##in(RDMASWEEP_KNOB_TYPE_##kind key = def;)
+#define RDMASWEEP_KNOB_WORK_FIELD(...) RDMASWEEP_KNOB_FIELD(work, __VA_ARGS__)
+#define RDMASWEEP_KNOB_LOOP_FIELD(...) RDMASWEEP_KNOB_FIELD(knobs, __VA_ARGS__)
+
+#define RDMASWEEP_KNOB_COUNT(...) +1
+constexpr size_t kKnobCount = 0 RDMASWEEP_KNOBS(RDMASWEEP_KNOB_COUNT);
+
+struct TestConfig;
+struct SweepSpec;
+
+// One row of the table at run time. Every value goes through uint64_t: an Op or
+// Mode as its enumerator, a Flag as 0 or 1, inline "auto" as kInlineAuto.
+struct Knob {
+  const char* key;
+  KnobKind kind;
+  bool loop;         // a LoopKnobs field (a loop knob option), not a Workload one
+  uint64_t def;
+  const char* tag;   // nullptr: in the fixed head of the name
+  int nest;
+  const char* option;
+  uint64_t lo, hi;
+  bool shapes;
+  const char* help;
+  uint64_t (*get)(const TestConfig&);
+  void (*set)(TestConfig&, uint64_t);
+  std::vector<uint64_t> (*axis)(const SweepSpec&);           // the sweep's values
+  void (*set_axis)(SweepSpec&, const std::vector<uint64_t>&);
+};
+
+const std::array<Knob, kKnobCount>& knobs();  // in table (--help and name) order
+const Knob* find_knob(const std::string& key);  // nullptr: not a knob
+const Knob& knob(const std::string& key);       // a key that must exist (std::out_of_range)
+std::string knob_flag(const Knob& k);           // "--tx-depth"
+
+// A value as TestConfig JSON writes it ("send", "auto", true, 128) and reads it back
+// (ConfigError naming the key).
+nlohmann::json knob_json(const Knob& k, uint64_t v);
+uint64_t knob_from_json(const Knob& k, const nlohmann::json& v);
+// validate()'s check of one value against [lo, hi] (ConfigError naming the key).
+void check_knob_range(const Knob& k, uint64_t v);
+
+// `rdmasweep help --knobs`: one object per knob, {key, tag, flag, default, help}.
+nlohmann::json knobs_table_json();
+
+}  // namespace rdmasweep

@@ -1,0 +1,220 @@
+// The knob table (core/knobs.hpp) against every place generated from it: each knob
+// set away from its default must show in the point name, survive the TestConfig JSON
+// and the sweep file (what results contexts record), reach the expanded point, and be
+// set by its command-line flag, for the client and the mesh alike.
+#include "core/knobs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.hpp"
+#include "bench/mesh/options.hpp"
+#include "core/config.hpp"
+#include "core/connection.hpp"
+#include "core/sweep.hpp"
+#include "tests/support/process.hpp"
+
+namespace rdmasweep {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// A value other than the default that still makes a valid point on its own.
+uint64_t other_value(const Knob& k) {
+  switch (k.kind) {
+    case KnobKind::Op:
+    case KnobKind::Mode:
+    case KnobKind::Flag: return k.def == 0 ? 1 : 0;
+    case KnobKind::Inline: return k.def == kInlineAuto ? 64 : kInlineAuto;
+    default: return k.def == 0 ? std::min<uint64_t>(k.hi, 1u << 20) : k.def + 1;
+  }
+}
+
+// The value as a command line or a sweep override spells it: "write", "64", "1".
+std::string value_text(const Knob& k, uint64_t v) {
+  if (k.kind == KnobKind::Flag) return std::to_string(v);
+  json j = knob_json(k, v);
+  return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+TestConfig with(const Knob& k, uint64_t v) {
+  TestConfig c;
+  k.set(c, v);
+  return c;
+}
+
+TEST(Knobs, KeysAreUniqueAndTheNestingIsAPermutation) {
+  std::set<std::string> keys, tags, flags;
+  std::set<int> nests;
+  for (const Knob& k : knobs()) {
+    EXPECT_TRUE(keys.insert(k.key).second) << k.key;
+    EXPECT_TRUE(flags.insert(knob_flag(k)).second) << k.key;
+    if (k.tag) {
+      EXPECT_TRUE(tags.insert(k.tag).second) << k.key;
+    }
+    EXPECT_TRUE(nests.insert(k.nest).second) << k.key;
+    EXPECT_GE(k.nest, 0);
+    EXPECT_LT(k.nest, static_cast<int>(kKnobCount));
+    EXPECT_NE(other_value(k), k.def) << k.key;
+    EXPECT_EQ(k.get(TestConfig{}), k.def) << k.key << ": the field's default is not the table's";
+  }
+}
+
+TEST(Knobs, EachChangesThePointNameWithItsTag) {
+  const std::string plain = point_name(TestConfig{});
+  for (const Knob& k : knobs()) {
+    uint64_t v = other_value(k);
+    std::string name = point_name(with(k, v));
+    EXPECT_NE(name, plain) << k.key;
+    if (!k.tag) continue;
+    std::string part = "/" + std::string(k.tag) + (k.kind == KnobKind::Flag ? "" : ":" + std::to_string(v));
+    EXPECT_NE(name.find(part), std::string::npos) << k.key << ": " << name;
+  }
+}
+
+// Names are compared against committed baselines: the table must keep them byte for byte.
+TEST(Knobs, PointNamesKeepTheirSpelling) {
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = 4;
+  c.work.size = 4096;
+  c.knobs = {};
+  c.knobs.tx_depth = 256;
+  c.knobs.rx_depth = 64;
+  c.knobs.post_list = 4;
+  c.knobs.signal_every = 16;
+  c.knobs.inline_size = 0;
+  c.knobs.outs = 8;
+  c.knobs.poll_batch = 32;
+  c.knobs.events = true;
+  EXPECT_EQ(point_name(c), "write/bw/qps:4/size:4096/cq:64/tx:256/rx:64/post:4/signal:16/inline:0/outs:8/poll:32/events");
+  TestConfig s;
+  s.work.mode = Mode::Lat;
+  s.knobs.srq = true;
+  s.knobs.cq_depth = 9000;
+  EXPECT_EQ(point_name(s), "send/lat/qps:1/size:65536/cq:9000/srq");
+}
+
+TEST(Knobs, EachSurvivesTheTestConfigJson) {
+  json plain = TestConfig{};
+  EXPECT_EQ(plain.size(), kKnobCount + 3);  // + iters, duration, warmup
+  for (const Knob& k : knobs()) {
+    uint64_t v = other_value(k);
+    json j = with(k, v);
+    ASSERT_TRUE(j.contains(k.key)) << k.key;
+    EXPECT_NE(j[k.key], plain[k.key]) << k.key;
+    TestConfig back;
+    from_json(j, back);
+    EXPECT_EQ(k.get(back), v) << k.key;
+    EXPECT_EQ(json(back), j) << k.key;
+  }
+}
+
+// What results contexts record ("sweep": sweep_json, client and mesh alike).
+TEST(Knobs, EachSurvivesTheSweepFileAndReachesThePoint) {
+  for (const Knob& k : knobs()) {
+    uint64_t v = other_value(k);
+    SweepSpec s;
+    apply_override(s, k.key, value_text(k, v));
+    EXPECT_EQ(k.axis(s), std::vector<uint64_t>{v}) << k.key;
+    json j = sweep_json(s);
+    ASSERT_TRUE(j.contains(k.key)) << k.key;
+    EXPECT_NE(j[k.key], sweep_json(SweepSpec{})[k.key]) << k.key;
+    SweepSpec back;
+    apply_json(back, j);
+    EXPECT_EQ(k.axis(back), std::vector<uint64_t>{v}) << k.key;
+    std::vector<TestConfig> points = expand(back);
+    ASSERT_EQ(points.size(), 1u) << k.key;
+    EXPECT_EQ(k.get(points[0]), v) << k.key;
+  }
+  std::vector<std::string> axes = sweep_axes();
+  EXPECT_EQ(axes.size(), kKnobCount);
+  for (const Knob& k : knobs()) EXPECT_EQ(axes.at(static_cast<size_t>(k.nest)), k.key);
+}
+
+TEST(Knobs, OnlyShapingKnobsSplitTheVerbsObjects) {
+  for (const Knob& k : knobs()) {
+    TestConfig a, b = with(k, other_value(k));
+    EXPECT_EQ(same_shape(a, b), !k.shapes) << k.key;
+  }
+}
+
+TEST(Knobs, RangesAreChecked) {
+  for (const Knob& k : knobs()) {
+    if (k.hi >= 0xffffffffu || k.kind == KnobKind::Flag) continue;
+    TestConfig c = with(k, k.hi + 1);
+    try {
+      validate(c);
+      ADD_FAILURE() << k.key << " " << k.hi + 1 << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(k.key, 0), 0u) << e.what();
+    }
+  }
+}
+
+// argv for a parser: the command's name first.
+template <class Parse>
+auto parse(Parse p, std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::string help;
+  return p(static_cast<int>(argv.size()), argv.data(), &help);
+}
+
+TEST(Knobs, EachFlagSetsItForTheClient) {
+  for (const Knob& k : knobs()) {
+    uint64_t v = other_value(k);
+    std::vector<std::string> args = {"client", "host", knob_flag(k)};
+    if (!(k.kind == KnobKind::Flag && v == 1)) args.push_back(value_text(k, v));  // --srq alone means 1
+    cli::ClientOptions o = parse(cli::parse_client, args);
+    EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
+  }
+}
+
+TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
+  for (const Knob& k : knobs()) {
+    if (!k.loop) continue;
+    uint64_t v = other_value(k);
+    auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+    mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
+    EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
+  }
+}
+
+TEST(Knobs, HelpKnobsPrintsTheTable) {
+  test::Outcome o = test::run({RDMASWEEP_BIN, "help", "--knobs"}, 10s);
+  ASSERT_EQ(o.code, 0) << o.err;
+  json table = json::parse(o.out);
+  EXPECT_EQ(table, knobs_table_json());
+  ASSERT_EQ(table.size(), kKnobCount);
+  for (const json& row : table) {
+    std::set<std::string> fields;
+    for (const auto& [f, v] : row.items()) fields.insert(f);
+    EXPECT_EQ(fields, (std::set<std::string>{"key", "tag", "flag", "default", "help"}));
+  }
+  const json op = {{"key", "op"}, {"tag", nullptr}, {"flag", "--op"}, {"default", "send"},
+                   {"help", "send, write, read (default send)"}};
+  EXPECT_EQ(table[0], op);
+  std::map<std::string, json> by_key;
+  for (const json& row : table) {
+    const Knob& k = knob(row["key"].get<std::string>());
+    EXPECT_EQ(row["default"], knob_json(k, k.def));
+    by_key[k.key] = row;
+  }
+  EXPECT_EQ(by_key["inline_size"]["default"], "auto");
+  EXPECT_EQ(by_key["srq"]["default"], false);
+  EXPECT_EQ(by_key["tx_depth"]["tag"], "tx");
+  EXPECT_EQ(by_key["tx_depth"]["flag"], "--tx-depth");
+  EXPECT_EQ(by_key["tx_depth"]["default"], 128);
+}
+
+}  // namespace
+}  // namespace rdmasweep
