@@ -1,4 +1,5 @@
 #include "core/counters.hpp"
+#include "core/results.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,46 @@ TEST(Counters, AnomaliesAreTheNonZeroTroubleCounters) {
   EXPECT_EQ(counter_anomalies(n, "client"),
             (std::vector<std::string>{"retransmits=2 (client)", "out_of_sequence=1 (client)"}));
   EXPECT_TRUE(counter_anomalies(normalize_counters({{"sent_pkts", 5}}), "server").empty());
+}
+
+}  // namespace
+}  // namespace rdmasweep
+
+namespace rdmasweep {
+namespace {
+
+static double figure(const PointResult& r, const std::string& name) {
+  for (const auto& [k, v] : figures(r))
+    if (k == name) return v;
+  return -1;
+}
+
+// Both sides' deltas reach the entry: raw under counters.client/server, the
+// normalized view summed over both as plain figures (what tools/compare gates on).
+TEST(PointCounters, FiguresSumBothSidesAndFlagTrouble) {
+  PointResult r;
+  r.seconds = 1;
+  r.has_client_counters = true;
+  r.client_counters = {{"sent_pkts", 100}, {"completer_retry_err", 2}};
+  r.has_server_counters = true;
+  r.server_counters = {{"sent_pkts", 50}, {"duplicate_request", 1}, {"rcvd_rnr_err", 0}};
+  EXPECT_EQ(figure(r, "packets_sent"), 150);
+  EXPECT_EQ(figure(r, "retransmits"), 3);
+  EXPECT_EQ(figure(r, "rnr_naks"), 0);
+  EXPECT_EQ(figure(r, "cnp_sent"), -1);  // neither side has it
+  nlohmann::json c = counters_json(r);
+  EXPECT_EQ(c["client"]["completer_retry_err"], 2);
+  EXPECT_EQ(c["server"]["sent_pkts"], 50);
+  EXPECT_EQ(c["normalized"]["server"]["retransmits"], 1);
+  EXPECT_EQ(point_anomalies(r), (std::vector<std::string>{"retransmits=2 (client)", "retransmits=1 (server)"}));
+}
+
+TEST(PointCounters, NoCountersMeansNoFieldsAtAll) {
+  PointResult r;
+  r.seconds = 1;
+  EXPECT_TRUE(counters_json(r).is_null());
+  EXPECT_EQ(figure(r, "packets_sent"), -1);
+  EXPECT_TRUE(point_anomalies(r).empty());
 }
 
 }  // namespace
