@@ -72,6 +72,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"peer_host", o.host},
           {"client", side(me)},
           {"server", side(server)},
+          {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
           {"sweep_file", o.config_file},
           {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)
           {"points", points},
@@ -112,6 +113,9 @@ int client_main(int argc, char** argv) {
                fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
                fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size(),
                session.server().host.c_str(), session.server().device.c_str());
+  if (!fabric.counters.available())
+    std::fprintf(stderr, "rdmasweep: %s has no port counters (%s): the results carry none from this side\n",
+                 fabric.dev.name().c_str(), fabric.counters.where().c_str());
 
 
   PointStore store;

@@ -105,7 +105,8 @@ int doctor_main(int argc, char** argv) {
              "give the RDMA netdev an IPv4 address (ip addr add ...), or pick an entry with -x (see `rdmasweep devices`)");
     else
       c.ok(g + " will be used");
-    fabric = LocalFabric{std::move(dev), gid};
+    PortCounters counters = PortCounters::open(dev.name(), dev.port());
+    fabric = LocalFabric{std::move(dev), gid, std::move(counters)};
   } catch (const std::exception& e) {
     c.fail(e.what(), "see `rdmasweep devices` for what this host has");
   }

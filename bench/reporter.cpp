@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 #include "core/clock.hpp"
 
@@ -92,11 +93,32 @@ void SweepReporter::print_row(const Run& r) {
               col(counter(r, "lat_p999_us"), 1).c_str(), col(counter(r, "lat_max_us"), 1).c_str(), pct ? "  (%)" : "");
 }
 
+// The ports' own account of the point: raw deltas per side, their normalized view,
+// and what flags it (also printed under its row).
+static void add_counters(json& b, const PointResult& pr, size_t width) {
+  json c = counters_json(pr);
+  if (c.is_null()) return;
+  b["counters"] = std::move(c);
+  std::vector<std::string> flags = point_anomalies(pr);
+  if (flags.empty()) return;
+  std::string line;
+  for (const std::string& f : flags) line += (line.empty() ? "" : ", ") + f;
+  std::printf("%-*s ! counters: %s\n", static_cast<int>(width), "", line.c_str());
+  b["anomalies"] = flags;
+}
+
 void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
   clear_progress_line();
+  std::map<std::string, size_t> nth;  // the store keeps a point's successful repetitions, in order
   for (const Run& r : runs) {
     print_row(r);
     const std::string point = r.run_name.function_name;
+    const PointResult* this_run = nullptr;
+    if (r.run_type == Run::RT_Iteration && !r.error_occurred) {
+      auto s = store_.find(point);
+      size_t k = nth[point]++;
+      if (s != store_.end() && k < s->second.size()) this_run = &s->second[k];
+    }
     json b;
     b["name"] = r.run_type == Run::RT_Aggregate ? point + "_" + r.aggregate_name : point;
     b["family_index"] = r.family_index;
@@ -134,6 +156,7 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     if (!r.error_occurred)
       for (const auto& [k, c] : r.counters) b[k] = number(c.value);
     if (!r.report_label.empty()) b["label"] = r.report_label;
+    if (this_run) add_counters(b, *this_run, name_width_);
     doc_["benchmarks"].push_back(std::move(b));
 
     // Histograms: one per point, merged over its repetitions.
@@ -142,8 +165,11 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
       json p;
       Histogram merged;
       bool lat = false;
-      json per_qp = json::array(), per_qp_lat = json::array();
+      json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array();
+      bool any_counters = false;
       for (const PointResult& pr : it->second) {
+        counters.push_back(counters_json(pr));
+        any_counters |= !counters.back().is_null();
         if (pr.latency) {
           merged.merge(pr.hist);
           lat = true;
@@ -154,6 +180,7 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
       p["config"] = it->second.front().cfg;
       p["per_qp_messages"] = per_qp;  // one array per repetition
       if (lat) p["per_qp_latency"] = per_qp_lat;
+      if (any_counters) p["counters"] = counters;  // one per repetition
       if (lat) {
         p["latency_kind"] = latency_kind(it->second.front().cfg);
         p["histogram"] = histogram_json(merged);

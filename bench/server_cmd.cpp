@@ -35,6 +35,8 @@ int server_main(int argc, char** argv) {
   log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(listener.port()) +
            ", device " + fabric.dev.name() + " port " + std::to_string(fabric.dev.port()) + ", GID index " +
            std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")");
+  if (!fabric.counters.available())
+    log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
   while (!g_interrupted) {
     std::optional<control::Channel> ch = listener.accept(std::chrono::milliseconds(500));
     if (!ch) continue;

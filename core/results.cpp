@@ -55,7 +55,39 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   // The point's resolved knobs: what "auto" and "0 = the devices' limit" became.
   if (r.cfg.work.op != Op::Read) f.emplace_back("inline_size", r.inline_size);
   if (r.cfg.work.op == Op::Read) f.emplace_back("outs", r.outs);
+  // The normalized counters, both sides summed, as plain figures: what tools/compare
+  // gates on (--threshold retransmits=0) and tools/plot charts.
+  if (r.has_client_counters || r.has_server_counters) {
+    nlohmann::json cl = r.has_client_counters ? normalize_counters(r.client_counters) : nlohmann::json::object();
+    nlohmann::json sv = r.has_server_counters ? normalize_counters(r.server_counters) : nlohmann::json::object();
+    for (const NormalizedCounter& n : counter_map()) {
+      if (!cl.contains(n.name) && !sv.contains(n.name)) continue;
+      f.emplace_back(n.name, static_cast<double>(cl.value(n.name, uint64_t{0}) + sv.value(n.name, uint64_t{0})));
+    }
+  }
   return f;
+}
+
+nlohmann::json counters_json(const PointResult& r) {
+  if (!r.has_client_counters && !r.has_server_counters) return nullptr;
+  nlohmann::json j = {{"normalized", nlohmann::json::object()}};
+  if (r.has_client_counters) {
+    j["client"] = r.client_counters;
+    j["normalized"]["client"] = normalize_counters(r.client_counters);
+  }
+  if (r.has_server_counters) {
+    j["server"] = r.server_counters;
+    j["normalized"]["server"] = normalize_counters(r.server_counters);
+  }
+  return j;
+}
+
+std::vector<std::string> point_anomalies(const PointResult& r) {
+  std::vector<std::string> out;
+  if (r.has_client_counters) out = counter_anomalies(normalize_counters(r.client_counters), "client");
+  if (r.has_server_counters)
+    for (std::string& a : counter_anomalies(normalize_counters(r.server_counters), "server")) out.push_back(std::move(a));
+  return out;
 }
 
 double jain_index(const std::vector<uint64_t>& v) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
+#include "core/counters.hpp"
 #include "core/histogram.hpp"
 
 namespace rdmasweep {
@@ -39,6 +40,10 @@ struct PointResult {
   bool reused = false;      // ran on the previous point's QPs
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
   uint32_t outs = 0;        // RDMA READs in flight per QP (READ points)
+  // Each side's port counter deltas over the point (raw driver names; sampled before
+  // setup and after the result, outside the measured window), when its device has them.
+  bool has_client_counters = false, has_server_counters = false;
+  CounterValues client_counters, server_counters;
 };
 
 // What the latency figures mean for this point.
@@ -47,6 +52,12 @@ const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or
 // Named figures of a point, in output order. Rates are per second of measured time;
 // latency figures (lat mode only) are in microseconds.
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
+// {"client": {raw...}, "server": {raw...}, "normalized": {"client": {...}, "server": {...}}}
+// with the sides that have counters; null when neither has.
+nlohmann::json counters_json(const PointResult& r);
+// What flags the point: non-zero retransmits, RNR NAKs, out-of-sequence or errors on
+// either side, e.g. "retransmits=3 (server)".
+std::vector<std::string> point_anomalies(const PointResult& r);
 
 nlohmann::json histogram_json(const Histogram& h);  // non-empty buckets with bounds
 // Adds histogram_json `more` into `into` (the JSON of the merged histograms), for

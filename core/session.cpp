@@ -33,7 +33,8 @@ static void log_qps(const TestResources& res, const char* side,
 LocalFabric LocalFabric::open(const FabricConfig& f) {
   verbs::Device dev = verbs::Device::open(f.device, f.port);
   GidEntry gid = select_gid(dev, f.gid_index);
-  return LocalFabric{std::move(dev), gid};
+  PortCounters counters = PortCounters::open(dev.name(), dev.port());
+  return LocalFabric{std::move(dev), gid, std::move(counters)};
 }
 
 control::Hello LocalFabric::hello() const {
@@ -83,7 +84,12 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
   }
 }
 
+// A side's counters before a point; its deltas after (the point's whole exchange,
+// outside the measured window).
+static CounterValues sample(const LocalFabric& f) { return f.counters.available() ? f.counters.read() : CounterValues{}; }
+
 PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
+  const CounterValues c0 = sample(fabric_);
   auto t0 = std::chrono::steady_clock::now();
   bool reuse = res_ && res_->can_serve(cfg);
   if (reuse) {
@@ -97,6 +103,10 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   try {
     PointResult r = run_connected(*res_, reuse, t0);
     r.reused = reuse;
+    if (fabric_.counters.available()) {
+      r.client_counters = counter_delta(c0, sample(fabric_));
+      r.has_client_counters = true;
+    }
     return r;
   } catch (...) {
     broken_ = true;  // the server is mid-test: this connection cannot run another point
@@ -158,10 +168,14 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   for (uint64_t v : out.per_qp) out.messages += v;
   out.bytes = out.messages * w.size;
 
-  ch_.send(MsgType::Done, control::to_json(control::Counts{sent}));
+  control::Counts done;
+  done.per_qp = sent;
+  ch_.send(MsgType::Done, control::to_json(done));
   control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), w.qps);
   res.close_window();  // the server is done with our buffer
   out.server_cpu_seconds = got.cpu_seconds;
+  out.has_server_counters = got.has_counters;
+  out.server_counters = std::move(got.counters);
   if (w.op == Op::Send && got.per_qp != sent) {
     for (uint32_t q = 0; q < w.qps; ++q)
       if (got.per_qp[q] != sent[q])
@@ -188,6 +202,7 @@ void ClientSession::close(const std::string& error) {
 static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
                        const SessionOptions& opt, std::unique_ptr<TestResources>& res) {
   const TestConfig& cfg = req.cfg;
+  const CounterValues c0 = sample(fabric);
   try {
     if (req.reuse) {
       if (!res || !res->can_serve(cfg) || res->slot_bytes != req.slot_bytes)
@@ -258,7 +273,14 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     if (!receives && !responds) cpu = loop_cpu_seconds() - cpu0;
   }
   res->close_window();  // before RESULT: once the client has it, no rkey of this test works
-  ch.send(MsgType::Result, control::to_json(control::Counts{counts, cpu}));
+  control::Counts result;
+  result.per_qp = std::move(counts);
+  result.cpu_seconds = cpu;
+  if (fabric.counters.available()) {
+    result.has_counters = true;
+    result.counters = counter_delta(c0, sample(fabric));
+  }
+  ch.send(MsgType::Result, control::to_json(result));
 }
 
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/connection.hpp"
+#include "core/counters.hpp"
 #include "core/control/channel.hpp"
 #include "core/loop.hpp"
 #include "core/results.hpp"
@@ -20,6 +21,7 @@ namespace rdmasweep {
 struct LocalFabric {
   verbs::Device dev;
   GidEntry gid;
+  PortCounters counters;  // may have none (available() false)
   static LocalFabric open(const FabricConfig& f);
   control::Hello hello() const;
 };

@@ -144,3 +144,28 @@ def cpu_cost(series, out_dir):
     return line_chart(series, out_dir, "cpu_cost", "Client CPU time per message vs message size", data,
                       "message size (bytes, log2)", "CPU time per message (µs)",
                       note=note + (f"; {knobs}" if knobs else ""))
+
+
+def counters(series, out_dir):
+    """Retransmissions the ports counted per 1,000 messages (both sides, rdmasweep's
+    normalized `retransmits`) vs message size: a panel per op and mode, a line per
+    QP count. Drawn only when the files carry port counters."""
+    data, any_counter = [], False
+    for s in series:
+        d = {}
+        for k, p, variant, adj in s.plotted():
+            r = sorted(1e3 * x for x in p.ratio_samples("retransmits", "messages"))
+            if not r:
+                continue
+            any_counter = True
+            med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
+            mode = {"bw": (0, "bandwidth mode"), "lat": (1, "latency mode")}[k.mode]
+            d.setdefault((mode, _op_col(k.op)), {}).setdefault(
+                (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), {})[k.size] = (
+                    med, r[0] if len(r) > 1 else None, r[-1] if len(r) > 1 else None, adj)
+        data.append(d)
+    if not any_counter:
+        return []
+    return line_chart(series, out_dir, "counters", "Retransmissions the ports counted, per 1,000 messages", data,
+                      "message size (bytes, log2)", "retransmits per 1,000 messages", ratio=False,
+                      note="both sides' port counters over each point (rdmasweep's normalized retransmits)")

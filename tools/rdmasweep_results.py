@@ -38,6 +38,18 @@ RDMASWEEP_METRICS = {
     "lat_mean_us": ("lower", "us", "latency mean"),
     "cpu_seconds": ("lower", "s", "CPU time"),
 }
+# The ports' counters over a point (both sides summed; rdmasweep's normalized names):
+# compared only when asked for (--metrics, or --threshold retransmits=0), since on a
+# clean fabric they are 0 and any retransmission would be an infinite change.
+COUNTER_METRICS = {
+    "retransmits": ("lower", "", "retransmits"),
+    "rnr_naks": ("lower", "", "RNR NAKs"),
+    "out_of_sequence": ("lower", "", "out-of-sequence packets"),
+    "errors": ("lower", "", "transport errors"),
+    "packets_sent": ("lower", "", "packets sent"),
+    "cnp_sent": ("lower", "", "CNPs sent"),
+    "ecn_marked": ("lower", "", "ECN-marked packets"),
+}
 # Plain Google Benchmark files: times (normalised to ns) plus the counters above
 # that such binaries commonly set.
 GBENCH_METRICS = {

@@ -145,12 +145,27 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   return e;
 }
 
-json to_json(const Counts& c) { return {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}}; }
+json to_json(const Counts& c) {
+  json j = {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}};
+  if (c.has_counters) j["counters"] = c.counters;
+  return j;
+}
 
 Counts counts_from_json(const json& j, uint32_t expected_qps) {
-  Counts c{array_field<uint64_t>(j, "per_qp", expected_qps)};
+  Counts c;
+  c.per_qp = array_field<uint64_t>(j, "per_qp", expected_qps);
   c.cpu_seconds = field<double>(j, "cpu_seconds");
   if (!(c.cpu_seconds >= 0 && c.cpu_seconds < 1e9)) throw ProtocolError("control message field 'cpu_seconds' is out of range");
+  if (auto it = j.find("counters"); it != j.end()) {
+    // sysfs file names and their deltas: bounded, so a bad peer cannot bloat the results.
+    if (!it->is_object() || it->size() > 1024) throw ProtocolError("control message field 'counters' must be an object of at most 1024 counters");
+    for (auto e = it->begin(); e != it->end(); ++e) {
+      if (e.key().empty() || e.key().size() > 64 || !e.value().is_number_unsigned())
+        throw ProtocolError("control message field 'counters' has a bad entry '" + e.key().substr(0, 64) + "'");
+      c.counters[e.key()] = e.value().get<uint64_t>();
+    }
+    c.has_counters = true;
+  }
   return c;
 }
 

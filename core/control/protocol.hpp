@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,6 +76,10 @@ struct Endpoint {
 struct Counts {
   std::vector<uint64_t> per_qp;
   double cpu_seconds = 0;  // RESULT: the server's CPU time (user + system) during the test
+  // RESULT: the server port's counter deltas over the point (raw driver names), when
+  // its device has counters; absent from older servers.
+  bool has_counters = false;
+  std::map<std::string, uint64_t> counters;
 };
 
 nlohmann::json to_json(const Hello& h);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -142,6 +143,28 @@ TEST_F(Measurement, InterruptEndsABusyBandwidthPointPromptly) {
     EXPECT_EQ(load(out)["context"]["incomplete"], true);
     point({"--op", op, "-s", "64", "-n", "20"});
   }
+}
+
+// The port's counters, read before and after the point on both sides, reach the
+// entry: raw deltas per side and the normalized figures. A 4 KiB WRITE is at least
+// one packet per message (more at a 1 KiB path MTU), so the sender's packet count
+// can be checked against the messages. (Here both sides share one device, so each
+// side's deltas also hold the other's traffic; tools/two-host-test checks two.)
+TEST_F(Measurement, PortCountersOfBothSidesInEveryPoint) {
+  bool any = false;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator("/sys/class/infiniband", ec))
+    any |= std::filesystem::exists(d.path() / "ports/1/hw_counters") || std::filesystem::exists(d.path() / "ports/1/counters");
+  if (!any) GTEST_SKIP() << "this host's RDMA devices have no port counters";
+  json b = point({"--op", "write", "--mode", "bw", "-n", "200", "--warmup", "10", "-s", "4096"});
+  ASSERT_TRUE(b.contains("counters")) << "no counters in " << b.dump();
+  for (const char* side : {"client", "server"}) {
+    ASSERT_TRUE(b["counters"].contains(side)) << side;
+    ASSERT_TRUE(b["counters"]["normalized"].contains(side)) << side;
+    EXPECT_GE(b["counters"]["normalized"][side].value("packets_sent", uint64_t{0}), 210u) << side;
+  }
+  EXPECT_GE(num(b, "packets_sent"), 2 * 210.0);  // both sides summed
+  EXPECT_EQ(num(b, "errors"), 0);
 }
 
 }  // namespace rdmasweep::test

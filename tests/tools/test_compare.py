@@ -108,6 +108,28 @@ class CompareRdmasweep(TempDirCase):
         self.assertIn("| point | metric |", text)
         self.assertIn(f"**Regressed:** `{BW_POINT}`", text)
 
+    def test_port_counters_are_compared_only_when_asked_and_gate_on_zero(self):
+        def with_retransmits(n):
+            doc = copy.deepcopy(self.demo)
+            for e in doc["benchmarks"]:
+                if not e.get("error_occurred"):
+                    e["retransmits"] = 0
+            for e in doc["benchmarks"]:
+                if e["name"] == BW_POINT:
+                    e["retransmits"] = n
+            return doc
+        old = save(with_retransmits(0), self.path("old0.json"))
+        new = save(with_retransmits(3), self.path("new3.json"))
+        r = run_tool("compare", old, new)  # not a default metric: a clean fabric is all zeros
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("retransmits", r.stdout)
+        r = run_tool("compare", old, new, "--threshold", "retransmits=0")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn(BW_POINT, r.stderr)
+        self.assertIn("retransmits", r.stderr)
+        r = run_tool("compare", old, old, "--threshold", "retransmits=0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_points_in_one_file_only_are_listed(self):
         doc = copy.deepcopy(self.demo)
         doc["benchmarks"] = [e for e in doc["benchmarks"] if e["name"] != BW_POINT]

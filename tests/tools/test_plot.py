@@ -67,6 +67,19 @@ class PlotSingleFile(PlotCase):
         self.assertIn("cq_depth", r.stderr)
         self.assertIn("single CQ depth", r.stderr)
 
+    def test_port_counters_are_charted_per_point(self):
+        doc = load("demo.json")
+        for i, e in enumerate(doc["benchmarks"]):
+            if not e.get("error_occurred"):
+                e["retransmits"] = i  # a different count per point
+        src = save(doc, self.path("counters.json"))
+        r = self.plot(src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_charts(self.path("charts"), ["counters"])
+        self.assert_has("per 1,000 messages", self.svg_text(self.path("charts/counters.svg")), "counters.svg")
+        r = self.plot(os.path.join(DATA, "demo.json"))
+        self.assert_has("chart skipped: counters", r.stderr, "stderr without counters")
+
     def test_points_regex_selects_distribution_points(self):
         demo = self.copy_demo()
         r = self.plot(demo, "--points", "^read/lat/qps:1/")

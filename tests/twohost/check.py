@@ -16,6 +16,9 @@ ap.add_argument("--complete", action="store_true", help="no failed point, file n
 ap.add_argument("--client", help="HOST,ADDR: the client side the context must name")
 ap.add_argument("--server", help="HOST,ADDR: the server side the context must name")
 ap.add_argument("--kept", type=int, help="at least this many measured points kept")
+ap.add_argument("--counters", action="store_true",
+                help="every measured point carries both sides' port counter deltas, packets sent on each")
+ap.add_argument("--retransmits", action="store_true", help="the completed points' counters show retransmits")
 ap.add_argument("--summary", help="print LABEL, Gb/s and p99 of each measured point")
 a = ap.parse_args()
 
@@ -49,13 +52,22 @@ for side, want in (("client", a.client), ("server", a.server)):
         problems.append(f"context {side}: host {got.get('host')!r} device {got.get('device')!r}, expected host {host!r}")
     if got.get("gid") != "::ffff:" + addr:
         problems.append(f"context {side}: GID {got.get('gid')!r}, expected its own IPv4 RoCE v2 GID ::ffff:{addr}")
+if a.counters:
+    for b in ok:
+        norm = b.get("counters", {}).get("normalized", {})
+        for side in ("client", "server"):
+            if norm.get(side, {}).get("packets_sent", 0) <= 0:
+                problems.append(f"{b['name']}: no {side} port counters (or no packets sent): {b.get('counters')}")
+if a.retransmits and ok and sum(b.get("retransmits", 0) for b in ok) == 0:
+    problems.append("no retransmits in any point's counters, although packets were lost")
 if a.kept is not None and len(ok) < a.kept:
     problems.append(f"{len(ok)} measured point(s) kept, expected at least {a.kept}")
 if a.summary:
     for b in ok:
         p99 = b.get("lat_p99_us")
         print(f"{a.summary}\t{b['name']}\t{b['bytes_per_second'] * 8e-9:.4f} Gb/s\t"
-              f"p99 {'-' if p99 is None else f'{p99:.1f} us'}")
+              f"p99 {'-' if p99 is None else f'{p99:.1f} us'}\t"
+              f"retransmits {b.get('retransmits', '-')}\tflags {','.join(b.get('anomalies', [])) or '-'}")
     for b in failed:
         print(f"{a.summary}\t{b['name']}\tfailed: {b.get('error_message')}")
 for p in problems:

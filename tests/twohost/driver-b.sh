@@ -42,12 +42,12 @@ expect() {
   else fail "$label" "$out"; fi
 }
 
-# 1. Every op and mode with 1, 4 and 16 QPs: exact counts, both sides and their GIDs named.
+# 1. Every op and mode with 1, 4 and 16 QPs: exact counts, both sides and their GIDs
+# named. 2. the quick sweep, also with both sides' port counter deltas in every point.
 expect ops "ops x modes x qps 1,4,16" "--complete --iters 40 --client rxe-b,$b --server rxe-a,$a" \
   --op send,write,read --mode bw,lat --qps 1,4,16 --size 4096 -n 40 --warmup 4 --timeout 20
 
-# 2. The quick sweep.
-expect quick "configs/quick.json" "--complete --iters 200 --client rxe-b,$b --server rxe-a,$a" \
+expect quick "configs/quick.json" "--complete --iters 200 --client rxe-b,$b --server rxe-a,$a --counters" \
   --config "$here/../../configs/quick.json" --timeout 20
 
 # 3. doctor against the server on a.
@@ -82,23 +82,26 @@ midtest linkdown flap 3
 
 # 6. netem on a's NIC: each run completes with exact counts or fails in one line
 # within --timeout; never a hang, never a wrong count. The table goes to the log.
+# fault NAME "CHECKS" REQUEST...: a's NIC made faulty by REQUEST, then a run.
 fault() {
-  local name=$1; shift
+  local name=$1 c
+  read -ra c <<<"$2"
+  shift 2
   ask clear && ask "$@" || return
   client "$name" --op write,send --mode bw,lat --size 4096 -n 100 --warmup 5 --timeout 5
   local rc=$?
   if ((rc == 124 || rc == 137)); then fail "netem $name" "client hung"
-  elif ((rc == 0)) && check "$dir/$name.json" --complete --iters 100 --summary "$name"; then ok "netem $name"
+  elif ((rc == 0)) && check "$dir/$name.json" --complete --iters 100 --counters "${c[@]}" --summary "$name"; then ok "netem $name"
   elif ((rc != 0)) && check "$dir/$name.json" --iters 100 --summary "$name"; then ok "netem $name (failed cleanly: $(grep -m1 -i 'error\|fail' "$dir/$name.log" | cut -c1-120))"
-  else fail "netem $name" "wrong counts or unreadable results (exit $rc)"; fi
+  else fail "netem $name" "wrong counts, missing counters or unreadable results (exit $rc)"; fi
 }
-fault none netem delay 0ms
-fault loss1 netem loss 1%
-fault loss5 netem loss 5%
-fault delay5ms netem delay 5ms 1ms
-fault reorder netem delay 1ms reorder 25% 50%
-fault duplicate netem duplicate 5%
-fault mtu mtu 600
+fault none "" netem delay 0ms
+fault loss1 "--retransmits" netem loss 1%
+fault loss5 "--retransmits" netem loss 5%
+fault delay5ms "" netem delay 5ms 1ms
+fault reorder "" netem delay 1ms reorder 25% 50%
+fault duplicate "" netem duplicate 5%
+fault mtu "" mtu 600
 ask clear
 echo "two-host tests: $fails failure(s)"
 exit $((fails > 0))

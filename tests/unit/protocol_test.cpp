@@ -53,6 +53,26 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   EXPECT_THROW(hello_from_json(old), ProtocolError);
 }
 
+// The server's counter deltas ride on RESULT; a RESULT without them (older servers)
+// still decodes, and a malformed set is refused rather than copied into the results.
+TEST(Protocol, ResultCarriesTheServersCounterDeltas) {
+  Counts c;
+  c.per_qp = {5, 6};
+  c.cpu_seconds = 0.5;
+  c.has_counters = true;
+  c.counters = {{"sent_pkts", 11}, {"duplicate_request", 0}};
+  Counts back = counts_from_json(to_json(c), 2);
+  EXPECT_TRUE(back.has_counters);
+  EXPECT_EQ(back.counters, c.counters);
+  nlohmann::json j = to_json(c);
+  j.erase("counters");
+  EXPECT_FALSE(counts_from_json(j, 2).has_counters);
+  j["counters"] = {{"sent_pkts", -1}};
+  EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
+  j["counters"] = nlohmann::json::array();
+  EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
+}
+
 TEST(Protocol, EndpointWithWrongQpCountIsRejected) {
   Endpoint e;
   e.gid = "::1";

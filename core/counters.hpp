@@ -1,0 +1,69 @@
+// The port's own account of a point: its counters read from sysfs before and after,
+// outside the measured window (the hot loop never touches them).
+//
+// Which counters exist depends on the driver and kernel, so the directories are
+// listed, never assumed: ports/P/hw_counters/* (driver counters: rxe's sent_pkts,
+// completer_retry_err, ...; mlx5's out_of_sequence, np_cnp_sent, ...) and
+// ports/P/counters/* (InfiniBand PortCounters; port_xmit_data and port_rcv_data count
+// 4-byte words). A normalized view maps them onto names that mean the same on every
+// driver (counter_map()).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rdmasweep {
+
+using CounterValues = std::map<std::string, uint64_t>;  // raw driver name -> value
+
+class PortCounters {
+ public:
+  // The counter files of DEVICE's port PORT under `root` (sysfs's class directory).
+  static PortCounters open(const std::string& device, unsigned port,
+                           const std::string& root = "/sys/class/infiniband");
+
+  bool available() const { return !files_.empty(); }
+  // Where they were looked for (for the "no counters" note).
+  const std::string& where() const { return where_; }
+  // Every counter now. A file that cannot be read (some need privileges) is skipped.
+  CounterValues read() const;
+  // The raw names, sorted (what `rdmasweep devices` lists).
+  std::vector<std::string> names() const;
+
+ private:
+  struct File {
+    std::string name, path;
+  };
+  std::vector<File> files_;
+  std::string where_;
+};
+
+// after - before for every counter present in both (unsigned: a wrapped counter still
+// gives its increment).
+CounterValues counter_delta(const CounterValues& before, const CounterValues& after);
+
+// One normalized counter: the sum of whichever of its raw counters the driver has,
+// each multiplied by its scale (port_xmit_data counts 4-byte words).
+struct NormalizedCounter {
+  const char* name;
+  const char* meaning;
+  struct Raw {
+    const char* name;
+    uint64_t scale;
+  };
+  std::vector<Raw> raw;
+  bool anomaly;  // non-zero during a point flags it
+};
+const std::vector<NormalizedCounter>& counter_map();
+
+// The normalized view of a delta: only the counters at least one raw name fed.
+nlohmann::json normalize_counters(const CounterValues& delta);
+// The normalized counters that flag a point ("retransmits", "rnr_naks", ...), with
+// their values, e.g. "retransmits=12 (server)"; `side` names whose counters these are.
+std::vector<std::string> counter_anomalies(const nlohmann::json& normalized, const std::string& side);
+
+}  // namespace rdmasweep
