@@ -7,7 +7,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/gid.hpp"
+#include "core/verbs/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "core/verbs/errors.hpp"
 
