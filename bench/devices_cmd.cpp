@@ -7,46 +7,25 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/gid.hpp"
-#include "core/verbs/device.hpp"
-#include "core/verbs/errors.hpp"
+#include "core/inventory.hpp"
 
 namespace rdmasweep {
 
-static const char* phys_state_name(uint8_t s) {
-  switch (s) {
-    case 1: return "Sleep";
-    case 2: return "Polling";
-    case 3: return "Disabled";
-    case 4: return "PortConfigurationTraining";
-    case 5: return "LinkUp";
-    case 6: return "LinkErrorRecovery";
-    case 7: return "PhyTest";
-    default: return "unknown";
-  }
-}
-
-static nlohmann::json describe_port(const verbs::Device& d) {
-  const ibv_port_attr& p = d.port_attr();
-  nlohmann::json port = {{"port", d.port()},
-                         {"state", verbs::port_state_name(p.state)},
-                         {"phys_state", phys_state_name(p.phys_state)},
+static nlohmann::json describe_port(const PortInfo& p) {
+  nlohmann::json port = {{"port", p.port},
+                         {"state", p.state},
+                         {"phys_state", p.phys_state},
                          {"active_width", p.active_width},
                          {"active_speed", p.active_speed},
-                         {"link_layer", verbs::link_layer_name(p.link_layer)},
-                         {"active_mtu", verbs::mtu_bytes(p.active_mtu)},
-                         {"rate_gbps", verbs::port_rate_gbps(p)},
+                         {"link_layer", p.link_layer},
+                         {"active_mtu", p.active_mtu},
+                         {"rate_gbps", p.rate_gbps},
                          {"lid", p.lid},
                          {"max_msg_sz", p.max_msg_sz}};
-  int chosen = -1;
-  try {
-    chosen = select_gid(d, -1).index;
-  } catch (const verbs::Error&) {
-  }
   nlohmann::json gids = nlohmann::json::array();
-  for (const GidEntry& g : gid_table(d))
-    gids.push_back({{"index", g.index}, {"gid", gid_to_string(g.gid)}, {"type", g.type}, {"netdev", g.netdev},
-                    {"default", g.index == chosen}});
+  for (const GidInfo& g : p.gids)
+    gids.push_back({{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"netdev", g.netdev},
+                    {"default", g.is_default}});
   port["gids"] = gids;
   return port;
 }
@@ -59,15 +38,13 @@ int devices_main(int argc, char** argv) {
     return kOk;
   }
   nlohmann::json all = nlohmann::json::array();
-  for (const std::string& name : verbs::list_devices()) {
-    verbs::Device d = verbs::Device::open(name, 1);
-    const ibv_device_attr& a = d.attr();
-    nlohmann::json dev = {{"name", name},          {"firmware", d.firmware()}, {"max_qp", a.max_qp},
-                          {"max_qp_wr", a.max_qp_wr}, {"max_cqe", a.max_cqe},   {"max_cq", a.max_cq},
-                          {"max_mr_size", a.max_mr_size}, {"max_srq_wr", a.max_srq_wr},
-                          {"max_inline", d.max_inline()},
+  for (const DeviceSummary& d : device_inventory()) {
+    nlohmann::json dev = {{"name", d.name},          {"firmware", d.firmware}, {"max_qp", d.max_qp},
+                          {"max_qp_wr", d.max_qp_wr}, {"max_cqe", d.max_cqe},   {"max_cq", d.max_cq},
+                          {"max_mr_size", d.max_mr_size}, {"max_srq_wr", d.max_srq_wr},
+                          {"max_inline", d.max_inline},
                           {"ports", nlohmann::json::array()}};
-    for (uint8_t p = 1; p <= a.phys_port_cnt; ++p) dev["ports"].push_back(describe_port(verbs::Device::open(name, p)));
+    for (const PortInfo& p : d.ports) dev["ports"].push_back(describe_port(p));
     all.push_back(dev);
   }
   if (o.json) {

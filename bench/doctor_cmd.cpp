@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "core/connection.hpp"
 #include "core/control/channel.hpp"
+#include "core/inventory.hpp"
 #include "core/session.hpp"
 
 namespace rdmasweep {
@@ -56,22 +58,12 @@ std::string human_bytes(uint64_t b) {
   return s;
 }
 
-}  // namespace
-
-int doctor_main(int argc, char** argv) {
-  std::string help;
-  cli::DoctorOptions o = cli::parse_doctor(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
-  std::vector<TestConfig> points = expand(o.spec);
-  Checklist c;
-
+// Whether the host has any RDMA device at all (nothing else can be checked without one).
+bool check_devices(Checklist& c) {
   std::vector<std::string> names;
   std::string no_device;
   try {
-    names = verbs::list_devices();
+    names = device_names();
     if (names.empty()) no_device = "no RDMA device";
   } catch (const std::exception& e) {
     no_device = e.what();
@@ -79,23 +71,25 @@ int doctor_main(int argc, char** argv) {
   if (!no_device.empty()) {
     c.fail(no_device, "load your NIC's RDMA driver (mlx5_ib, ...) or Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 "
                       "type rxe netdev " + ethernet_candidate());
-    return kFailed;
+    return false;
   }
   std::string all;
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
   c.ok("RDMA devices: " + all);
+  return true;
+}
 
-  std::optional<LocalFabric> fabric;
+// The chosen port's state and the GID a run would use; empty when either cannot be had.
+std::optional<LocalFabric> check_port_and_gid(const cli::DoctorOptions& o, Checklist& c) {
   try {
     verbs::Device dev = verbs::Device::open(o.fabric.device, o.fabric.port);
-    const ibv_port_attr& pa = dev.port_attr();
+    PortInfo pi = port_info(dev);
     std::string port = dev.name() + " port " + std::to_string(dev.port());
-    if (pa.state != IBV_PORT_ACTIVE) {
-      c.fail(port + " is " + verbs::port_state_name(pa.state),
+    if (!pi.active) {
+      c.fail(port + " is " + pi.state,
              "bring the link up (cable, switch port, `ip link set <netdev> up`); for Soft-RoCE the netdev under it must be up");
     } else {
-      c.ok(port + " is ACTIVE, " + verbs::link_layer_name(pa.link_layer) + ", MTU " +
-           std::to_string(verbs::mtu_bytes(pa.active_mtu)));
+      c.ok(port + " is ACTIVE, " + pi.link_layer + ", MTU " + std::to_string(pi.active_mtu));
     }
     GidEntry gid = select_gid(dev, o.fabric.gid_index);
     std::string g = "GID index " + std::to_string(gid.index) + " (" + gid.type + " " + gid_to_string(gid.gid) +
@@ -106,11 +100,14 @@ int doctor_main(int argc, char** argv) {
     else
       c.ok(g + " will be used");
     PortCounters counters = PortCounters::open(dev.name(), dev.port());
-    fabric = LocalFabric{std::move(dev), gid, std::move(counters)};
+    return LocalFabric{std::move(dev), gid, std::move(counters)};
   } catch (const std::exception& e) {
     c.fail(e.what(), "see `rdmasweep devices` for what this host has");
   }
+  return std::nullopt;
+}
 
+void check_memlock(const std::vector<TestConfig>& points, Checklist& c) {
   uint64_t pinned = 0;
   for (const TestConfig& p : points) {
     uint64_t regions = p.work.mode == Mode::Lat ? p.work.qps : 1;
@@ -126,48 +123,67 @@ int doctor_main(int argc, char** argv) {
            "ulimit -l unlimited (or memlock in /etc/security/limits.conf, or LimitMEMLOCK= for a service)");
   else
     c.ok("locked-memory limit " + human_bytes(rl.rlim_cur) + " holds the planned " + human_bytes(pinned));
+}
 
-  if (fabric && fabric->dev.port_attr().state == IBV_PORT_ACTIVE) {  // a port that is down was reported above
-    int bad = 0;
-    for (const TestConfig& p : points) {
-      try {
-        check_device_limits(p, fabric->dev);
-      } catch (const std::exception& e) {
-        if (bad++ == 0) c.fail(point_name(p) + ": " + e.what(), "change the sweep (see the message)");
-      }
-    }
-    if (bad == 0) c.ok("device limits hold for the " + std::to_string(points.size()) + " planned point(s)");
-  }
-
-  if (!o.host.empty()) {
+void check_limits(const std::vector<TestConfig>& points, const LocalFabric& fabric, Checklist& c) {
+  int bad = 0;
+  for (const TestConfig& p : points) {
     try {
-      control::Channel ch = control::Channel::connect(o.host, o.port, std::chrono::seconds(o.timeout_s));
-      c.ok("control port " + o.host + ":" + std::to_string(o.port) + " is reachable");
-      if (fabric) {
-        ch.send(control::MsgType::Hello, control::to_json(fabric->hello()));
-        control::Hello peer = control::hello_from_json(ch.expect(control::MsgType::Hello, std::chrono::seconds(o.timeout_s)));
-        ch.send(control::MsgType::Bye);
-        if (peer.tool_version != RDMASWEEP_VERSION)
-          c.warn("server runs rdmasweep " + peer.tool_version + ", this is " + RDMASWEEP_VERSION);
-        c.ok("server " + peer.host + ": rdmasweep " + peer.tool_version + ", " + peer.device + " (" + peer.link_layer +
-             ", MTU " + std::to_string(peer.active_mtu) + ")");
-        if (peer.link_layer != verbs::link_layer_name(fabric->dev.port_attr().link_layer))
-          c.fail("the server's link layer is " + peer.link_layer, "both sides must be on the same fabric type");
-        for (const TestConfig& p : points) {
-          if (p.work.qps > peer.max_qp || cq_depth_for(p) > peer.max_cqe) {
-            c.fail(point_name(p) + " needs more QPs or CQ entries than the server's device has (max_qp " +
-                       std::to_string(peer.max_qp) + ", max_cqe " + std::to_string(peer.max_cqe) + ")",
-                   "lower --qps, --tx-depth or --rx-depth");
-            break;
-          }
-        }
-      }
-    } catch (const control::ProtocolError& e) {
-      c.fail(std::string("the server answered, but: ") + e.what(), "run the same rdmasweep version on both hosts");
+      check_device_limits(p, fabric.dev);
     } catch (const std::exception& e) {
-      c.fail(e.what(), "start `rdmasweep server` there, and open TCP port " + std::to_string(o.port) + " in its firewall");
+      if (bad++ == 0) c.fail(point_name(p) + ": " + e.what(), "change the sweep (see the message)");
     }
   }
+  if (bad == 0) c.ok("device limits hold for the " + std::to_string(points.size()) + " planned point(s)");
+}
+
+// The server's reachability, and (with a local fabric) its version, link layer and limits.
+void check_server(const cli::DoctorOptions& o, const std::vector<TestConfig>& points,
+                  const std::optional<LocalFabric>& fabric, Checklist& c) {
+  try {
+    control::Channel ch = control::Channel::connect(o.host, o.port, std::chrono::seconds(o.timeout_s));
+    c.ok("control port " + o.host + ":" + std::to_string(o.port) + " is reachable");
+    if (!fabric) return;
+    ch.send(control::MsgType::Hello, control::to_json(fabric->hello()));
+    control::Hello peer = control::hello_from_json(ch.expect(control::MsgType::Hello, std::chrono::seconds(o.timeout_s)));
+    ch.send(control::MsgType::Bye);
+    if (peer.tool_version != RDMASWEEP_VERSION)
+      c.warn("server runs rdmasweep " + peer.tool_version + ", this is " + RDMASWEEP_VERSION);
+    c.ok("server " + peer.host + ": rdmasweep " + peer.tool_version + ", " + peer.device + " (" + peer.link_layer +
+         ", MTU " + std::to_string(peer.active_mtu) + ")");
+    if (peer.link_layer != port_info(fabric->dev).link_layer)
+      c.fail("the server's link layer is " + peer.link_layer, "both sides must be on the same fabric type");
+    for (const TestConfig& p : points) {
+      if (p.work.qps > peer.max_qp || cq_depth_for(p) > peer.max_cqe) {
+        c.fail(point_name(p) + " needs more QPs or CQ entries than the server's device has (max_qp " +
+                   std::to_string(peer.max_qp) + ", max_cqe " + std::to_string(peer.max_cqe) + ")",
+               "lower --qps, --tx-depth or --rx-depth");
+        break;
+      }
+    }
+  } catch (const control::ProtocolError& e) {
+    c.fail(std::string("the server answered, but: ") + e.what(), "run the same rdmasweep version on both hosts");
+  } catch (const std::exception& e) {
+    c.fail(e.what(), "start `rdmasweep server` there, and open TCP port " + std::to_string(o.port) + " in its firewall");
+  }
+}
+
+}  // namespace
+
+int doctor_main(int argc, char** argv) {
+  std::string help;
+  cli::DoctorOptions o = cli::parse_doctor(argc, argv, &help);
+  if (o.help) {
+    std::cout << help;
+    return kOk;
+  }
+  std::vector<TestConfig> points = expand(o.spec);
+  Checklist c;
+  if (!check_devices(c)) return kFailed;
+  std::optional<LocalFabric> fabric = check_port_and_gid(o, c);
+  check_memlock(points, c);
+  if (fabric && port_info(fabric->dev).active) check_limits(points, *fabric, c);  // a down port was reported
+  if (!o.host.empty()) check_server(o, points, fabric, c);
   std::printf("%s\n", c.failures() ? "Something above would break a run." : "Nothing found that would break a run.");
   return c.failures() ? kFailed : kOk;
 }

@@ -10,7 +10,6 @@
 #include "bench/manual.hpp"
 #include "core/config.hpp"
 #include "core/control/channel.hpp"
-#include "core/verbs/errors.hpp"
 
 namespace rdmasweep {
 std::atomic<bool> g_interrupted{false};

@@ -7,7 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/control/protocol.hpp"
-#include "core/gid.hpp"
+#include "core/verbs/gid.hpp"
 #include "core/send_queue.hpp"
 #include "core/verbs/completion_channel.hpp"
 #include "core/verbs/completion_queue.hpp"

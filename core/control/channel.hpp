@@ -55,7 +55,6 @@ class Channel {
   const std::string& peer() const { return peer_; }
   // Blocking waits end with ChannelError("interrupted") once *flag is set (SIGINT/SIGTERM).
   static void set_interrupt_flag(const std::atomic<bool>* flag);
-  int fd() const { return fd_; }
 
  private:
   bool fill(int timeout_ms);  // reads what is available; false on timeout

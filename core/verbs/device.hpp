@@ -10,11 +10,6 @@
 
 namespace rdmasweep::verbs {
 
-struct DeviceInfo {
-  std::string name;
-  std::string node_guid;
-};
-
 // Names of all RDMA devices on this host (empty when there are none).
 std::vector<std::string> list_devices();
 

@@ -16,7 +16,7 @@
 #include "core/clock.hpp"
 #include "core/connection.hpp"
 #include "core/loop.hpp"
-#include "core/gid.hpp"
+#include "core/verbs/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/server_suite.hpp"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gid.hpp"
+#include "core/verbs/gid.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/support/process.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/gid.hpp"
+#include "core/verbs/gid.hpp"
 
 #include <arpa/inet.h>
 #include <net/if.h>
