@@ -12,14 +12,20 @@
 // This file is the top level: MPI's start and end, and the run (options to every
 // rank, fabrics opened, points run phase by phase, the exit code). The parts live in
 // bench/mesh/ (namespace mesh_detail, private to mesh): options.* (the command line,
-// also built without MPI), world.* (the MPI collectives), phase.* (the plan and the
-// flows of one phase), report.* (rank 0's entries, table and files).
+// also built without MPI), schedule.* (which flows run together, MPI-free), plan.*
+// (--plan: a run's size without MPI or a device), world.* (the MPI collectives),
+// phase.* (the flows of one phase), report.* (rank 0's entries, table and files).
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/mesh/options.hpp"
+#include "bench/mesh/plan.hpp"
+#include "core/config.hpp"
 
 #ifdef RDMASWEEP_HAVE_MPI
 #include <mpi.h>
@@ -31,9 +37,6 @@
 #include <memory>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "bench/cli.hpp"
 #include "bench/mesh/phase.hpp"
 #include "bench/mesh/report.hpp"
 #include "bench/mesh/world.hpp"
@@ -152,7 +155,7 @@ int run_mesh(const World& w, int argc, char** argv) {
   run.o = o;
   run.fabric = fabric.get();
 
-  std::vector<std::vector<Flow>> phases = phases_of(o.pattern, w.size);
+  std::vector<std::vector<Flow>> phases = phases_of(o.pattern, w.size, effective_schedule(o, w.size));
   size_t flows_per_point = 0;
   for (const auto& p : phases) flows_per_point += p.size();
   std::unique_ptr<MeshReport> report;  // rank 0 only
@@ -164,8 +167,10 @@ int run_mesh(const World& w, int argc, char** argv) {
     size_t width = 5;
     for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (reps > 1 ? 7 : 0));
     report->set_width(width);
-    std::fprintf(stderr, "rdmasweep mesh: %s, %d ranks, %zu point(s), %zu flow(s) per point\n", to_string(o.pattern),
-                 w.size, points.size(), flows_per_point);
+    std::fprintf(stderr, "rdmasweep mesh: %s%s%s, %d ranks, %zu point(s), %zu flow(s) in %zu phase(s) per point\n",
+                 to_string(o.pattern), o.pattern == Pattern::Pairs ? ", schedule " : "",
+                 o.pattern == Pattern::Pairs ? to_string(effective_schedule(o, w.size)) : "", w.size, points.size(),
+                 flows_per_point, phases.size());
     for (const json& r : ranks)
       std::fprintf(stderr, "rdmasweep mesh:   rank %d: %s %s port %u, GID index %d (%s %s)\n", r["rank"].get<int>(),
                    r.value("host", "").c_str(), r.value("device", "").c_str(), r.value("port", 0u), r.value("gid_index", -1),
@@ -179,11 +184,12 @@ int run_mesh(const World& w, int argc, char** argv) {
   bool go_on = true;
   for (size_t pi = 0; pi < points.size() && go_on; ++pi) {
     size_t instance = 0;
-    for (const auto& phase : phases) {
+    for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
+      const std::vector<Flow>& phase = phases[ph];
       std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
       EntryPos at;
       for (uint32_t rep = 0; rep < reps && go_on; ++rep) {
-        at = EntryPos{pi, instance, rep, reps};
+        at = EntryPos{pi, instance, rep, reps, ph};
         std::vector<json> entries;
         quiet_barrier();  // one phase at a time: the others wait here
         go_on = run.run_phase(points[pi], at, phase, entries);
@@ -232,7 +238,31 @@ int run_mesh(const World& w, int argc, char** argv) {
 
 #endif  // RDMASWEEP_HAVE_MPI
 
+// --plan N: no MPI, no device, only the options.
+static bool wants_plan(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--plan" || std::string(argv[i]).rfind("--plan=", 0) == 0) return true;
+  return false;
+}
+
+static int print_plan(int argc, char** argv) {
+  try {
+    std::string help;
+    mesh_detail::MeshOptions o = mesh_detail::parse_mesh(argc, argv, &help, true);
+    nlohmann::json plan = mesh_detail::mesh_plan(o, o.plan);
+    if (o.plan_json) std::cout << plan.dump(2) << "\n";
+    else std::cout << mesh_detail::plan_text(plan);
+    return kOk;
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "rdmasweep mesh: %s (see `rdmasweep mesh --help`)\n", e.what());
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "rdmasweep mesh: %s\n", e.what());
+  }
+  return kUsage;
+}
+
 int mesh_main(int argc, char** argv) {
+  if (!mesh_detail::wants_help(argc, argv) && wants_plan(argc, argv)) return print_plan(argc, argv);
   if (mesh_detail::wants_help(argc, argv)) {
     std::string help;
     mesh_detail::parse_mesh(argc, argv, &help, false);

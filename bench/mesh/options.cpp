@@ -25,11 +25,13 @@ const char* to_string(Pattern p) {
   return "?";
 }
 
+const char* to_string(Schedule s) { return s == Schedule::Matching ? "matching" : "sequential"; }
+
 MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
   MeshOptions m;
   int gid = -1;
   unsigned ib_port = 1;
-  std::string pattern;
+  std::string pattern, schedule;
   std::map<std::string, std::string> axis;
   auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
   po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
@@ -40,7 +42,10 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("timeout", po::value(&m.timeout_s)->default_value(10), "seconds without a completion before a peer is declared dead");
   po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
   work.add_options()
-    ("pattern", po::value(&pattern)->default_value("pairs"), "pairs (every ordered pair in turn), incast (all to rank 0 at once), all-to-all")
+    ("pattern", po::value(&pattern)->default_value("pairs"), "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all")
+    ("schedule", po::value(&schedule),
+     "pairs: matching (disjoint pairs measured together, 2(N-1) phases; the default on more than 2 ranks) or "
+     "sequential (one ordered pair at a time, N(N-1) phases: for fabrics where concurrent pairs may share a link)")
     ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys")
     ("op", ax("op"), "send, write, read (default send)")
     ("mode", ax("mode"), "bw, or lat (pairs only) (default bw)")
@@ -55,6 +60,9 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("clock", po::value(&m.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
      "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
+    ("plan", po::value(&m.plan), "print what a run on N ranks would do (phases, flows, QPs and memory per rank, "
+                                 "an estimated duration), without MPI or a device, and exit")
+    ("json", "with --plan: print the plan as JSON")
     ("help,h", "this help");
   po::options_description all;
   all.add(fabric).add(work).add(out);
@@ -83,6 +91,17 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   else if (pattern == "incast") m.pattern = Pattern::Incast;
   else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
   else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  if (!schedule.empty()) {
+    if (schedule == "matching") m.schedule = Schedule::Matching;
+    else if (schedule == "sequential") m.schedule = Schedule::Sequential;
+    else throw cli::UsageError("--schedule: '" + schedule + "' is not one of matching, sequential");
+    if (m.pattern != Pattern::Pairs) throw cli::UsageError("--schedule orders --pattern pairs only");
+    m.schedule_given = true;
+  }
+  if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
+    throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
+  m.plan_json = vm.count("json") > 0;
+  if (m.plan_json && !m.plan) throw cli::UsageError("--json goes with --plan N");
   m.cap_to_cq = cli::cq_policy_caps(policy);
   try {
     ticks::parse(m.clock);

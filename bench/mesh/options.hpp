@@ -11,13 +11,20 @@
 namespace rdmasweep::mesh_detail {
 
 enum class Pattern { Pairs, Incast, AllToAll };
+// How pairs are ordered: one ordered pair at a time, or disjoint pairs together.
+enum class Schedule { Sequential, Matching };
 
 const char* to_string(Pattern p);
+const char* to_string(Schedule s);
 
 struct MeshOptions {
   FabricConfig fabric;
   int timeout_s = 10;
   Pattern pattern = Pattern::Pairs;
+  Schedule schedule = Schedule::Matching;
+  bool schedule_given = false;  // else: matching on more than 2 ranks (schedule.hpp)
+  int plan = 0;                 // --plan N: print what a run on N ranks would do, then exit
+  bool plan_json = false;
   std::string config_file;
   SweepSpec spec;
   std::string out;

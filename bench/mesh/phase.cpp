@@ -26,26 +26,6 @@ namespace rdmasweep::mesh_detail {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::vector<Flow>> phases_of(Pattern p, int n) {
-  std::vector<std::vector<Flow>> out;
-  if (p == Pattern::Pairs) {
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) out.push_back({{i, j}});
-  } else if (p == Pattern::Incast) {
-    std::vector<Flow> f;
-    for (int i = 1; i < n; ++i) f.push_back({i, 0});
-    out.push_back(f);
-  } else {
-    std::vector<Flow> f;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) f.push_back({i, j});
-    out.push_back(f);
-  }
-  return out;
-}
-
 namespace {
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }

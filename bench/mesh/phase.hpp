@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/mesh/options.hpp"
+#include "bench/mesh/schedule.hpp"
 #include "bench/mesh/world.hpp"
 #include "core/config.hpp"
 #include "core/connection.hpp"
@@ -23,13 +24,6 @@ namespace rdmasweep::mesh_detail {
 class MeshReport;
 struct EntryPos;
 
-struct Flow {
-  int src, dst;
-};
-
-// Which flows run together: pairs is one phase per ordered pair, incast and
-// all-to-all one phase with all their flows.
-std::vector<std::vector<Flow>> phases_of(Pattern p, int n);
 
 struct Runner {
   World w;

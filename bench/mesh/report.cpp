@@ -139,6 +139,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"executable", "rdmasweep"},
           {"library_build_type", RDMASWEEP_BUILD_TYPE},
           {"pattern", to_string(o.pattern)},
+          {"schedule", o.pattern == Pattern::Pairs ? json(to_string(effective_schedule(o, w.size))) : json(nullptr)},
           {"ranks", w.size},
           {"rank_info", ranks},
           {"host_name", ranks.at(0).value("host", "")},
@@ -194,6 +195,7 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
     }
     b["src_rank"] = f.src;
     b["dst_rank"] = f.dst;
+    b["phase"] = at.phase;
     b["src_host"] = hosts[f.src];
     b["dst_host"] = hosts[f.dst];
     point_entries.push_back(b);

@@ -55,6 +55,7 @@ struct EntryPos {
   size_t family = 0;
   size_t instance = 0;
   uint32_t repetition = 0, repetitions = 1;
+  size_t phase = 0;  // the phase of the schedule the flows ran in
 };
 
 // mesh/<pattern>/<point>/<tail>

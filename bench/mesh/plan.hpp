@@ -1,0 +1,21 @@
+// `rdmasweep mesh --plan N`: what a run on N ranks would do, computed from the
+// options alone (no MPI, no device), so a cluster run can be sized before it starts.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/mesh/options.hpp"
+
+namespace rdmasweep::mesh_detail {
+
+// The estimate's assumptions, printed with it.
+constexpr double kPlanSetupSeconds = 0.05;      // per phase: barrier, QP creation, endpoint swap
+constexpr double kPlanMessageSeconds = 10e-6;   // per message or round trip, when --iters sets the length
+constexpr double kPlanLinkBytesPerSecond = 12.5e9;  // 100 Gb/s: bounds large messages from below
+
+nlohmann::json mesh_plan(const MeshOptions& o, int ranks);
+std::string plan_text(const nlohmann::json& plan);
+
+}  // namespace rdmasweep::mesh_detail
