@@ -157,7 +157,8 @@ int client_main(int argc, char** argv) {
 
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), store, abort_reason, width);
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), points, store, abort_reason,
+                         width);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);
   SweepReporter::clear_progress_line();
