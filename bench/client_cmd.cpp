@@ -164,13 +164,7 @@ int client_main(int argc, char** argv) {
   SweepReporter::clear_progress_line();
   std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
                reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());
-  if (!reporter.write_error().empty()) {
-    // Last resort: the results go to stdout rather than being lost.
-    std::fprintf(stderr, "rdmasweep: could not write the results (%s); printing them to stdout instead\n",
-                 reporter.write_error().c_str());
-    std::printf("%s\n", reporter.results().dump(2).c_str());
-    return kFailed;
-  }
+  if (reporter.print_if_unwritten()) return kFailed;
   if (g_interrupted) return kInterrupted;
   if (ran == 0) {
     std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");

@@ -209,10 +209,7 @@ int run_mesh(const World& w, int argc, char** argv) {
     report->write(true, reason);
     std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report->failed(),
                  report->doc()["benchmarks"].size(), o.out.c_str(), report->hist_path().c_str());
-    if (!report->write_error().empty()) {
-      std::fprintf(stderr, "rdmasweep mesh: could not write the results (%s); printing them to stdout instead\n",
-                   report->write_error().c_str());
-      std::printf("%s\n", report->doc().dump(2).c_str());
+    if (report->print_if_unwritten()) {
       code = kFailed;
     } else if (!go_on) {
       code = kInterrupted;

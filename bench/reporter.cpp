@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 namespace rdmasweep {
 
@@ -24,10 +23,7 @@ SweepReporter::SweepReporter(std::string out_path, json context, const std::vect
 
 bool SweepReporter::ReportContext(const Context& ctx) {
   json& c = report_.document().context();
-  char date[64];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
-  c["date"] = date;
+  c["date"] = results_date();
   c["executable"] = Context::executable_name ? Context::executable_name : "rdmasweep";
   c["num_cpus"] = ctx.cpu_info.num_cpus;
   c["mhz_per_cpu"] = static_cast<int64_t>(ctx.cpu_info.cycles_per_second / 1e6);
@@ -127,7 +123,7 @@ std::string SweepReporter::time_summary() const {
       setup += r.setup_seconds;
       measured += r.seconds;
     }
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double wall = report_.wall_seconds();
   char b[160];
   std::snprintf(b, sizeof b, "wall %.1f s: setup %.2f s (%.1f%%), measurement %.2f s (%.1f%%)", wall, setup,
                 wall > 0 ? 100 * setup / wall : 0, measured, wall > 0 ? 100 * measured / wall : 0);

@@ -5,7 +5,6 @@
 // incomplete until the sweep finishes.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,10 +34,9 @@ class SweepReporter : public benchmark::BenchmarkReporter {
 
   const std::string& hist_path() const { return report_.hist_path(); }
   size_t failed() const { return report_.failed(); }
-  // Why the last write of the results failed ("" when it succeeded): the results
-  // stay in memory and every later point tries again.
-  const std::string& write_error() const { return report_.write_error(); }
-  const nlohmann::json& results() const { return report_.doc(); }
+  // When the results could not be written (every point tries again), prints them to
+  // stdout rather than losing them, and returns true.
+  bool print_if_unwritten() { return report_.print_if_unwritten(); }
   // "wall X s: setup Y s (P%), measurement Z s (Q%)", also kept in the results' context.
   std::string time_summary() const;
   // Call before printing anything else to stdout/stderr while the progress line shows.
@@ -52,7 +50,6 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   std::map<std::string, TestConfig> config_of_;  // by point name
   const PointStore& store_;
   const std::string& abort_reason_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace rdmasweep

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <string>
 #include <utility>
@@ -41,16 +39,13 @@ double number_in(const json& j, const char* key) {
 }
 
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
-  char date[64];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
   const std::string mpi = mpi_library_version();
   return {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
           {"command", "mesh"},
           {"tool_version", RDMASWEEP_VERSION},
           {"git_revision", RDMASWEEP_GIT_REV},
-          {"date", date},
+          {"date", results_date()},
           {"executable", "rdmasweep"},
           {"library_build_type", RDMASWEEP_BUILD_TYPE},
           {"pattern", to_string(o.pattern)},

@@ -1,6 +1,7 @@
 #include "core/results/document.hpp"
 
 #include <cmath>
+#include <ctime>
 #include <utility>
 
 #include "core/clock.hpp"
@@ -16,6 +17,13 @@ std::string hist_path_for(const std::string& out) {
                          ? out.substr(0, out.size() - ext.size())
                          : out;
   return base + ".hist.json";
+}
+
+std::string results_date() {
+  char date[64];
+  std::time_t t = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
+  return date;
 }
 
 json json_number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }

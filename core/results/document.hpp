@@ -15,6 +15,9 @@ namespace rdmasweep {
 // FILE.hist.json for FILE.json (NAME.hist.json for any other NAME).
 std::string hist_path_for(const std::string& results_path);
 
+// Now, local time, as Google Benchmark writes the context's "date".
+std::string results_date();
+
 // Strict JSON has no NaN or Infinity: such a figure is written as null.
 nlohmann::json json_number(double v);
 

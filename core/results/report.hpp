@@ -33,8 +33,15 @@ class SweepReport {
   // else the wall time since construction.
   void write(bool final_write, const std::string& incomplete_reason = "");
   void set_time_summary(std::string s) { time_summary_ = std::move(s); }
+  double wall_seconds() const;  // since construction
+
+  // Last resort when the files could not be written: the results go to stdout rather
+  // than being lost. Returns whether they did.
+  bool print_if_unwritten();
 
  private:
+  std::string who_;
+  std::ostream &out_, &err_;
   ResultsDocument doc_;
   ConsoleReporter console_;
   FileReporter file_;

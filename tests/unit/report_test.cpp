@@ -196,7 +196,8 @@ TEST(FileReporter, CompleteWhenFinishedWithoutAReason) {
   EXPECT_EQ(doc["context"]["time_summary"], "wall 1.0 s: setup");
 }
 
-// An unwritable results file: said once, kept in memory, tried again at every write.
+// An unwritable results file: said once, kept in memory, tried again at every write,
+// printed to stdout at the end.
 TEST(FileReporter, WriteFailureIsReportedOnceAndKeptInMemory) {
   const std::string path = temp_dir() + "/missing/r.json";
   std::ostringstream out, err;
@@ -208,6 +209,14 @@ TEST(FileReporter, WriteFailureIsReportedOnceAndKeptInMemory) {
   EXPECT_EQ(err.str(), "rdmasweep mesh: " + report.write_error() +
                            " (results kept in memory; trying again after the next point)\n");
   EXPECT_EQ(report.doc()["benchmarks"].size(), 1u);
+
+  report.write(true);
+  EXPECT_TRUE(report.print_if_unwritten());
+  EXPECT_NE(err.str().find("rdmasweep mesh: could not write the results (" + report.write_error() +
+                           "); printing them to stdout instead\n"),
+            std::string::npos);
+  const std::string shown = out.str();
+  EXPECT_EQ(json::parse(shown.substr(shown.find('{'))), report.doc()) << "the table, then the results";
 }
 
 // Google Benchmark's mean, median, stddev (n - 1) and cv of each figure over the runs
