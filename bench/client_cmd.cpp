@@ -162,19 +162,14 @@ int client_main(int argc, char** argv) {
 
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), store, abort_reason, width);
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), points, store, abort_reason,
+                         width);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);
   SweepReporter::clear_progress_line();
   std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
                reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());
-  if (!reporter.write_error().empty()) {
-    // Last resort: the results go to stdout rather than being lost.
-    std::fprintf(stderr, "rdmasweep: could not write the results (%s); printing them to stdout instead\n",
-                 reporter.write_error().c_str());
-    std::printf("%s\n", reporter.results().dump(2).c_str());
-    return kFailed;
-  }
+  if (reporter.print_if_unwritten()) return kFailed;
   if (g_interrupted) return kInterrupted;
   if (ran == 0) {
     std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");

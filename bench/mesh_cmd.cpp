@@ -196,7 +196,7 @@ int run_mesh(const World& w, int argc, char** argv) {
         if (w.rank != 0) continue;
         if (o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
           entries.push_back(total_entry(o.pattern, points[pi], at, entries));
-          report->add(entries.back(), "total");
+          report->add(entries.back());
         }
         runs.insert(runs.end(), entries.begin(), entries.end());
         report->write(false);
@@ -205,11 +205,7 @@ int run_mesh(const World& w, int argc, char** argv) {
       instance = at.instance;
       if (!go_on) break;
       if (w.rank != 0) continue;
-      for (json& a : aggregate_entries(runs)) {
-        const int src = a.value("src_rank", -1), dst = a.value("dst_rank", -1);
-        const std::string label = src < 0 ? "total" : std::to_string(src) + "->" + std::to_string(dst);
-        report->add(std::move(a), label);
-      }
+      for (json& a : aggregate_entries(runs)) report->add(std::move(a));
       report->write(false);
     }
   }
@@ -219,10 +215,7 @@ int run_mesh(const World& w, int argc, char** argv) {
     report->write(true, reason);
     std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report->failed(),
                  report->doc()["benchmarks"].size(), o.out.c_str(), report->hist_path().c_str());
-    if (!report->write_error().empty()) {
-      std::fprintf(stderr, "rdmasweep mesh: could not write the results (%s); printing them to stdout instead\n",
-                   report->write_error().c_str());
-      std::printf("%s\n", report->doc().dump(2).c_str());
+    if (report->print_if_unwritten()) {
       code = kFailed;
     } else if (!go_on) {
       code = kInterrupted;

@@ -1,9 +1,10 @@
-// Google Benchmark reporter for sweeps: prints a compact table (bandwidth in Gb/s,
-// message rate, latency percentiles) and rewrites the results file and histogram
-// file atomically after every point, marked incomplete until the sweep finishes.
+// Google Benchmark reporter for client sweeps: turns Google Benchmark's runs into
+// entries of the results document (core/results/report.hpp), whose console reporter
+// prints the table (bandwidth in Gb/s, message rate, latency percentiles) and whose
+// file reporter rewrites the results and histogram files after every point, marked
+// incomplete until the sweep finishes.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,7 +12,9 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config.hpp"
 #include "core/results.hpp"
+#include "core/results/report.hpp"
 
 namespace rdmasweep {
 
@@ -20,42 +23,33 @@ using PointStore = std::map<std::string, std::vector<PointResult>>;
 
 class SweepReporter : public benchmark::BenchmarkReporter {
  public:
+  // `points`: the sweep's points, whose configurations every entry carries.
   // `abort_reason`, when not empty at the end, marks the results incomplete.
-  SweepReporter(std::string out_path, nlohmann::json context, const PointStore& store, const std::string& abort_reason,
-                size_t name_width);
+  SweepReporter(std::string out_path, nlohmann::json context, const std::vector<TestConfig>& points,
+                const PointStore& store, const std::string& abort_reason, size_t name_width);
 
   bool ReportContext(const Context& ctx) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
-  const std::string& hist_path() const { return hist_path_; }
-  size_t failed() const { return failed_; }
-  // Why the last write of the results failed ("" when it succeeded): the results
-  // stay in memory and every later point tries again.
-  const std::string& write_error() const { return write_error_; }
-  const nlohmann::json& results() const { return doc_; }
+  const std::string& hist_path() const { return report_.hist_path(); }
+  size_t failed() const { return report_.failed(); }
+  // When the results could not be written (every point tries again), prints them to
+  // stdout rather than losing them, and returns true.
+  bool print_if_unwritten() { return report_.print_if_unwritten(); }
   // "wall X s: setup Y s (P%), measurement Z s (Q%)", also kept in the results' context.
   std::string time_summary() const;
   // Call before printing anything else to stdout/stderr while the progress line shows.
   static void clear_progress_line();
 
  private:
-  void write_files();
-  void print_header();
-  void print_row(const Run& r);
+  nlohmann::json entry(const Run& r) const;
+  nlohmann::json histogram_record(const std::string& point) const;
 
-  std::string out_path_, hist_path_;
-  nlohmann::json doc_;
-  nlohmann::json hist_doc_;
+  SweepReport report_;
+  std::map<std::string, TestConfig> config_of_;  // by point name
   const PointStore& store_;
   const std::string& abort_reason_;
-  size_t name_width_ = 40;
-  size_t failed_ = 0;
-  bool header_printed_ = false;
-  std::string write_error_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
-
-std::string hist_path_for(const std::string& out_path);
 
 }  // namespace rdmasweep

@@ -142,13 +142,12 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   auto record_phase_error = [&](const std::string& err) {
     if (w.rank != 0) return;
     for (const Flow& f : flows) {
-      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at);
-      b["point"] = point_name(cfg);
+      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at, cfg);
       mark_failed(b, err);
       b["src_rank"] = f.src;
       b["dst_rank"] = f.dst;
       point_entries.push_back(b);
-      report->add(b, std::to_string(f.src) + "->" + std::to_string(f.dst));
+      report->add(b);
     }
   };
 

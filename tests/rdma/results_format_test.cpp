@@ -1,10 +1,10 @@
 // Real result files, from `rdmasweep client` and `rdmasweep mesh`, with repetitions
-// (aggregates) and failed points, checked entry by entry
-// against Google Benchmark's field list (tests/support/gbench_fields.hpp), so that its
-// tools read them; and the figures that must agree within an entry: bytes_per_second
-// is bytes / seconds, cpu_time is the measured window's cpu_seconds, a mesh total's
-// window is the union of its flows' windows. Also the context: every sweep knob and
-// the real build type.
+// (aggregates) and failed points, checked entry by entry against Google Benchmark's
+// field list (tests/support/gbench_fields.hpp), so that its tools read them, and for
+// the point's configuration; and the figures that must agree within an entry:
+// bytes_per_second is bytes / seconds, cpu_time is the measured window's cpu_seconds,
+// a mesh total's window is the union of its flows' windows. Also the context: every
+// sweep knob and the real build type.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config.hpp"
 #include "core/sweep.hpp"
 #include "tests/support/gbench_fields.hpp"
 #include "tests/support/process.hpp"
@@ -77,6 +78,19 @@ void check_gbench_fields(const json& doc) {
   }
 }
 
+// Every entry (measured, failed, aggregate) carries its point's configuration, which
+// reads back as that point: the client's point is the run name, the mesh's "point".
+void check_configs(const json& doc) {
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_TRUE(b.contains("config") && b["config"].is_object());
+    TestConfig cfg;
+    ASSERT_NO_THROW(cfg = b["config"].get<TestConfig>());
+    EXPECT_EQ(json(cfg), b["config"]);
+    EXPECT_EQ(point_name(cfg), b.value("point", b["run_name"].get<std::string>()));
+  }
+}
+
 // In a measured run: rates over the entry's own seconds, CPU time of its window.
 void check_measured_run(const json& b) {
   SCOPED_TRACE(b.dump());
@@ -119,6 +133,7 @@ TEST(ResultsFormat, ClientFileWithFailuresAndRepetitions) {
   std::printf("client results: %s\n", out.c_str());
   check_context(doc["context"], "system");
   check_gbench_fields(doc);
+  check_configs(doc);
   size_t failed = 0, aggregates = 0;
   for (const json& b : doc["benchmarks"]) {
     if (b.value("error_occurred", false)) ++failed;
@@ -183,6 +198,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   std::printf("mesh results with failures: %s/pairs.json\n", dir.c_str());
   check_context(doc["context"], "system");
   check_gbench_fields(doc);
+  check_configs(doc);
   size_t failed = 0, aggregates = 0, measured = 0;
   for (const json& b : doc["benchmarks"]) {
     if (b.value("error_occurred", false)) ++failed;
@@ -202,6 +218,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   std::printf("mesh results with totals: %s/incast.json\n", dir.c_str());
   check_context(doc["context"], "auto");
   check_gbench_fields(doc);
+  check_configs(doc);
 
   // Per run (point + repetition): the flows, and the total.
   std::map<std::string, std::vector<json>> flows;
