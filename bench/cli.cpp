@@ -154,6 +154,10 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("clock", po::value(&c.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
      "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
+    ("interval", po::value(&c.interval),
+     "seconds between throughput-over-time samples: each point reports its slowest and fastest interval "
+     "(interval_min/interval_max) and FILE.hist.json keeps the series (default 0.1 with --duration, off with "
+     "--iters; 0: off)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;
@@ -175,6 +179,8 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
   }
+  if (vm.count("interval") && !(c.interval == 0 || (c.interval >= 0.001 && c.interval <= 3600)))
+    throw UsageError("--interval: must be 0 (off) or between 0.001 and 3600 seconds");
   c.progress = !vm.count("no-progress");
   c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();

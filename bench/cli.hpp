@@ -39,6 +39,7 @@ struct ClientOptions : Common {
   bool progress = true;
   bool cap_to_cq = false;  // --cq-policy cap
   std::string clock = "auto";  // latency timestamps: auto, tsc, system
+  double interval = -1;        // --interval seconds; -1: 0.1 in duration mode, off otherwise
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
 };
 

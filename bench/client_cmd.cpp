@@ -74,6 +74,9 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"server", side(server)},
           {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
           {"sweep_file", o.config_file},
+          // throughput over time: sampled every `seconds` (0: never) in all points or duration points only
+          {"interval", {{"seconds", o.interval >= 0 ? o.interval : kDefaultInterval},
+                        {"points", o.interval >= 0 ? "all" : "duration"}}},
           {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)
           {"points", points},
           {"clock_choice", o.clock},
@@ -106,6 +109,7 @@ int client_main(int argc, char** argv) {
   SessionOptions so;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
+  so.interval = o.interval;
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");

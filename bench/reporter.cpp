@@ -90,9 +90,11 @@ json SweepReporter::histogram_record(const std::string& point) const {
   json p;
   Histogram merged;
   bool lat = false;
-  json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array();
-  bool any_counters = false;
+  json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array(), timelines = json::array();
+  bool any_counters = false, any_timeline = false;
   for (const PointResult& pr : runs) {
+    timelines.push_back(timeline_json(pr.timeline));
+    any_timeline |= !pr.timeline.t.empty();
     counters.push_back(counters_json(pr));
     any_counters |= !counters.back().is_null();
     if (pr.latency) {
@@ -105,6 +107,7 @@ json SweepReporter::histogram_record(const std::string& point) const {
   p["config"] = runs.front().cfg;
   p["per_qp_messages"] = per_qp;  // one array per repetition
   if (any_counters) p["counters"] = counters;  // one per repetition
+  if (any_timeline) p["timeline"] = timelines; // one per repetition
   if (lat) {
     p["per_qp_latency"] = per_qp_lat;
     p["latency_kind"] = latency_kind(runs.front().cfg);

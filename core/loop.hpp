@@ -11,6 +11,7 @@
 
 #include "core/connection.hpp"
 #include "core/histogram.hpp"
+#include "core/timeline.hpp"
 
 namespace rdmasweep {
 
@@ -36,6 +37,7 @@ struct LoopStats {
   // of `seconds` for the initiators; for the receiver and responder, from the end of
   // the client's warm-up (see their comments) to the loop's end.
   double cpu_seconds = 0;
+  Timeline timeline;                   // initiators, when asked for an interval
   uint64_t messages() const;
 };
 
@@ -49,8 +51,10 @@ struct LatStats : LoopStats {
 };
 
 // Bandwidth initiator: posts `per_qp` operations on every QP (or until `duration`
-// seconds pass, when > 0) as fast as the send queues allow.
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl);
+// seconds pass, when > 0) as fast as the send queues allow; with `interval` > 0,
+// records the timeline.
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
+                           double interval = 0);
 
 // Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
 // every QP. `expected` may grow or be set by ctl.on_idle (duration mode). Its CPU
@@ -62,8 +66,10 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
 // Latency initiator: `warmup` then `iters` round trips per QP (or round trips for
 // `duration` seconds, when > 0), one in flight per QP. Each QP measures its own
 // window: from the end of its warm-up for `iters` round trips or `duration` seconds.
-// `seconds` spans the first window's start to the last one's end.
-LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl);
+// `seconds` spans the first window's start to the last one's end; the timeline (with
+// `interval` > 0) starts with the first window and counts measured round trips.
+LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
+                           double interval = 0);
 
 // Latency responder (SEND, WRITE): answers every ping until *finished is set by
 // ctl.on_idle. Its CPU window starts when it has answered `warmup` pings on some

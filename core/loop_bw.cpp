@@ -37,8 +37,9 @@ BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration) {
 }
 }  // namespace detail
 
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl) {
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl, double interval) {
   BwPlan p = bw_plan(r.cfg, per_qp, duration);
+  p.interval = interval;
   p.nqp = static_cast<uint32_t>(r.qps.size());
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)

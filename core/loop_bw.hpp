@@ -17,6 +17,7 @@ struct BwPlan {
   uint32_t batch = 16;       // WCs per poll
   uint64_t per_qp = 1000;    // operations per QP (ignored when duration > 0)
   double duration = 0;
+  double interval = 0;       // timeline samples (--interval); 0: none
   const char* posted = "RDMA_WRITE";  // for error messages
 };
 
@@ -45,8 +46,17 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   bool stopping = false, aborting = false;
   Clock::time_point abort_by{};
 
+  LoopStats st;
+  TimelineRecorder timeline(st.timeline, p.interval, p.duration);
+  auto done = [&] {
+    uint64_t n = 0;
+    for (uint32_t q = 0; q < nqp; ++q) n += sq[q].completed - first[q];
+    return n;
+  };
+
   const double cpu0 = loop_cpu_seconds();
   const Clock::time_point start = Clock::now();
+  timeline.start(start);
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
   while (unfinished > 0) {
@@ -81,6 +91,10 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     // (at most once per batch of WCs), or every 64 empty polls: not per message, but
     // often enough when a loop turn is slow (big messages, a slow device, --events).
     if (got > 0 || aborting || (++loops & 63) == 0) {
+      if (timeline.on()) {
+        const Clock::time_point now = Clock::now();
+        if (timeline.due(now)) timeline.record(now, done());
+      }
       if (!aborting && watch.interrupted()) {
         // Post nothing more; wait for each QP's last signaled WR (later ones never complete).
         aborting = stopping = true;
@@ -107,8 +121,9 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     }
   }
   if (aborting) throw RunAborted("interrupted");
-  LoopStats st;
-  st.seconds = seconds_between(start, Clock::now());
+  const Clock::time_point end = Clock::now();
+  timeline.finish(end, done());
+  st.seconds = seconds_between(start, end);
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];

@@ -9,6 +9,20 @@ namespace rdmasweep {
 
 uint64_t LoopStats::messages() const { return std::accumulate(per_qp.begin(), per_qp.end(), uint64_t{0}); }
 
+std::vector<double> interval_rates(const Timeline& tl) {
+  std::vector<double> out;
+  double t0 = 0;
+  uint64_t m0 = 0;
+  for (size_t i = 0; i < tl.t.size() && i < tl.messages.size(); ++i) {
+    const double dt = tl.t[i] - t0;
+    const bool last = i + 1 == tl.t.size();
+    if (dt > 0 && !(last && dt < tl.interval / 2)) out.push_back(static_cast<double>(tl.messages[i] - m0) / dt);
+    t0 = tl.t[i];
+    m0 = tl.messages[i];
+  }
+  return out;
+}
+
 double loop_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

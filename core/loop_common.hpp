@@ -18,6 +18,45 @@ inline double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// Fills a Timeline: due() is one comparison, so a loop may ask at every clock read.
+// Storage for a duration's worth of samples is reserved before the loop starts.
+class TimelineRecorder {
+ public:
+  TimelineRecorder(Timeline& out, double interval, double duration) : out_(out) {
+    out_.interval = interval > 0 ? interval : 0;
+    if (!on()) return;
+    step_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
+    if (step_.count() <= 0) step_ = Clock::duration(1);
+    const size_t n = duration > 0 ? static_cast<size_t>(duration / interval) + 4 : 1024;
+    out_.t.reserve(n);
+    out_.messages.reserve(n);
+  }
+  bool on() const { return out_.interval > 0; }
+  void start(Clock::time_point t0) {
+    start_ = t0;
+    next_ = t0 + step_;
+  }
+  bool due(Clock::time_point now) const { return on() && now >= next_; }
+  // A sample at `now`; boundaries the loop slept through are skipped (one long interval).
+  void record(Clock::time_point now, uint64_t done) {
+    out_.t.push_back(seconds_between(start_, now));
+    out_.messages.push_back(done);
+    while (next_ <= now) next_ += step_;
+  }
+  // The window's end: its last, partial interval.
+  void finish(Clock::time_point now, uint64_t done) {
+    if (on() && (out_.t.empty() || seconds_between(start_, now) > out_.t.back())) {
+      out_.t.push_back(seconds_between(start_, now));
+      out_.messages.push_back(done);
+    }
+  }
+
+ private:
+  Timeline& out_;
+  Clock::duration step_{};
+  Clock::time_point start_{}, next_{};
+};
+
 // One prebuilt chain of `post_list` send WRs per QP; the loop only sets wr_id,
 // flags and the chain's length.
 struct SendWrs {

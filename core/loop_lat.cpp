@@ -42,8 +42,10 @@ LatPlan lat_plan(const TestConfig& c, uint64_t warmup, uint64_t iters, double du
 }
 }  // namespace detail
 
-LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl) {
+LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
+                           double interval) {
   LatPlan p = lat_plan(r.cfg, warmup, iters, duration);
+  p.interval = interval;
   p.nqp = static_cast<uint32_t>(r.qps.size());
   const size_t last = r.cfg.work.size - 1;
   for (uint32_t q = 0; q < p.nqp; ++q) {

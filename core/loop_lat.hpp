@@ -21,6 +21,7 @@ struct LatPlan {
   uint32_t batch = 16;   // WCs per poll
   uint64_t warmup = 0, iters = 1000;
   double duration = 0;
+  double interval = 0;  // timeline samples (--interval); 0: none
   // WRITE pongs seen in memory: per QP, the last byte of the ping sent (tagged
   // before each post) and of the region the pong lands in. Empty otherwise.
   bool in_memory = false;
@@ -57,6 +58,9 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   Clock::time_point measure_start{};
   double cpu0 = 0;
   uint32_t unfinished = nqp;
+  uint64_t measured = 0;  // round trips in the windows so far, all QPs
+  uint64_t loops = 0;
+  TimelineRecorder timeline(st.timeline, p.interval, p.duration);
 
   auto post_ping = [&](uint32_t q) {
     SendQueue& s = sq[q];
@@ -74,6 +78,7 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
       if (!measuring) {
         measuring = true;
         measure_start = now;
+        timeline.start(now);
         cpu0 = loop_cpu_seconds();
       }
       deadline[q] = now + window;
@@ -92,6 +97,7 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
       st.qp_min_ns[q] = std::min(st.qp_min_ns[q], ns);
       st.qp_max_ns[q] = std::max(st.qp_max_ns[q], ns);
       st.qp_sum_ns[q] += ns;
+      ++measured;
     }
     ++count[q];
     // A QP stops at its own deadline, never before its warm-up is done.
@@ -122,8 +128,15 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     for (uint32_t q = 0; q < nqp; ++q)
       if (pending[q]) post_ping(q);
     watch.tick(got);
+    // After the next pings are posted: the clock read is not on any ping's path.
+    if (measuring && timeline.on() && (got > 0 || (++loops & 63) == 0)) {
+      const Clock::time_point now = Clock::now();
+      if (timeline.due(now)) timeline.record(now, measured);
+    }
   }
-  st.seconds = seconds_between(measure_start, Clock::now());
+  const Clock::time_point end = Clock::now();
+  if (measuring) timeline.finish(end, measured);
+  st.seconds = seconds_between(measure_start, end);
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = count[q] > warmup ? count[q] - warmup : 0;

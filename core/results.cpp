@@ -48,6 +48,13 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("lat_max_us", static_cast<double>(h.max()) / 1e3);
     f.emplace_back("lat_mean_us", h.mean() / 1e3);
   }
+  // Throughput over time: the slowest and fastest interval, in messages (lat: round
+  // trips) per second, what a flaky link shows and the whole window's mean hides.
+  const std::vector<double> rates = interval_rates(r.timeline);
+  if (!rates.empty()) {
+    f.emplace_back("interval_min", *std::min_element(rates.begin(), rates.end()));
+    f.emplace_back("interval_max", *std::max_element(rates.begin(), rates.end()));
+  }
   f.emplace_back("cpu_seconds", r.cpu_seconds);
   f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);
@@ -106,6 +113,10 @@ nlohmann::json histogram_json(const Histogram& h) {
     if (c[i] != 0) buckets.push_back({Histogram::bucket_low(i), Histogram::bucket_high(i), c[i]});
   return {{"unit", "ns"},       {"count", h.count()}, {"min", h.min()}, {"max", h.max()},
           {"mean", h.mean()},   {"buckets_format", "[low, high, count]"}, {"buckets", buckets}};
+}
+
+nlohmann::json timeline_json(const Timeline& tl) {
+  return {{"interval_s", tl.interval}, {"t_s", tl.t}, {"messages", tl.messages}};
 }
 
 void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more) {

@@ -12,6 +12,7 @@
 #include "core/config.hpp"
 #include "core/counters.hpp"
 #include "core/histogram.hpp"
+#include "core/timeline.hpp"
 
 namespace rdmasweep {
 
@@ -44,6 +45,7 @@ struct PointResult {
   // setup and after the result, outside the measured window), when its device has them.
   bool has_client_counters = false, has_server_counters = false;
   CounterValues client_counters, server_counters;
+  Timeline timeline;        // --interval: messages (lat: round trips) over the measured window
 };
 
 // What the latency figures mean for this point.
@@ -59,7 +61,9 @@ nlohmann::json counters_json(const PointResult& r);
 // either side, e.g. "retransmits=3 (server)".
 std::vector<std::string> point_anomalies(const PointResult& r);
 
-nlohmann::json histogram_json(const Histogram& h);  // non-empty buckets with bounds
+nlohmann::json histogram_json(const Histogram& h);
+// {"interval_s", "t_s": [...], "messages": [...]}: cumulative samples (see Timeline).
+nlohmann::json timeline_json(const Timeline& tl);  // non-empty buckets with bounds
 // Adds histogram_json `more` into `into` (the JSON of the merged histograms), for
 // results that arrive as JSON (a mesh's ranks send theirs to rank 0).
 void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more);

@@ -147,20 +147,23 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   out.inline_size = res.inline_size;
   out.outs = res.rd_atomic;
   const Workload& w = cfg.work;
+  const double interval = opt_.interval >= 0 ? opt_.interval : w.duration > 0 ? kDefaultInterval : 0;
   std::vector<uint64_t> sent(w.qps, 0);
   if (w.mode == Mode::Bw) {
     if (w.warmup > 0) {
       LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
       for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
     }
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
+    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
     out.cpu_seconds = st.cpu_seconds;
+    out.timeline = std::move(st.timeline);
     out.seconds = st.seconds;
     out.per_qp = st.per_qp;
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
   } else {
-    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
+    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl, interval);
     out.cpu_seconds = st.cpu_seconds;
+    out.timeline = std::move(st.timeline);
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
     take_latency(out, std::move(st));
   }

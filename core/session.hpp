@@ -26,9 +26,15 @@ struct LocalFabric {
   control::Hello hello() const;
 };
 
+constexpr double kDefaultInterval = 0.1;
+
 struct SessionOptions {
   std::chrono::milliseconds timeout{10000};  // handshake steps and peer silence
   const std::atomic<bool>* interrupted = nullptr;
+  // Client: seconds between throughput-over-time samples (--interval); 0: none;
+  // negative: kDefaultInterval for duration-mode points, none for counted ones (whose
+  // loop then never reads the clock mid-window).
+  double interval = -1;
   // When set, every QP's state and attributes are logged after connection (--verbose).
   std::function<void(const std::string&)> verbose;
 };

@@ -59,6 +59,29 @@ TEST_F(Measurement, EventsBandwidthPointOutlivesTimeout) {
   EXPECT_GT(num(b, "messages"), 0);
 }
 
+// Throughput over time: a duration point samples every 0.1 s by default; its slowest
+// and fastest intervals bracket the window's mean, and the series in FILE.hist.json
+// ends at the point's message count. A counted point samples only when asked.
+TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
+  for (const char* mode : {"bw", "lat"}) {
+    SCOPED_TRACE(mode);
+    json b = point({"--op", "write", "--mode", mode, "-q", "2", "-s", "64", "-D", "0.6", "--warmup", "10"});
+    ASSERT_TRUE(b.contains("interval_min")) << b.dump();
+    EXPECT_GT(num(b, "interval_min"), 0);
+    EXPECT_LE(num(b, "interval_min"), num(b, "items_per_second") * 1.0001);
+    EXPECT_GE(num(b, "interval_max"), num(b, "items_per_second") * 0.9999);
+    json h = load(dir_ + "/p" + std::to_string(runs_) + ".hist.json");
+    json tl = h["points"][b["name"].get<std::string>()]["timeline"][0];
+    EXPECT_EQ(tl["interval_s"], 0.1);
+    ASSERT_GE(tl["t_s"].size(), 5u);
+    EXPECT_EQ(tl["messages"].back().get<double>(), num(b, "messages"));
+  }
+  json counted = point({"--op", "write", "--mode", "bw", "-q", "1", "-s", "64", "-n", "2000"});
+  EXPECT_FALSE(counted.contains("interval_min"));
+  json asked = point({"--op", "write", "--mode", "bw", "-q", "1", "-s", "64", "-n", "20000", "--interval", "0.01"});
+  EXPECT_TRUE(asked.contains("interval_min")) << "took " << num(asked, "seconds") << " s";
+}
+
 // CPU figures cover the measured window only. Both sides busy-poll, so over the
 // window each uses about one CPU: CPU time is at most the window's wall time (plus a
 // little), with a short warm-up or a long one. Warm-up counted in, a warm-up five

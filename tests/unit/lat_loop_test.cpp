@@ -169,6 +169,23 @@ TEST(LatLoop, DurationPointLastsItsDuration) {
   f.expect_clean(fake);
 }
 
+TEST(LatLoop, TimelineCountsMeasuredRoundTripsOnly) {
+  Fixture f(lat_config(Op::Send, 2), 10, 0, 0.25);
+  f.p.interval = 0.05;
+  f.dev.delay = std::chrono::microseconds(50);
+  FakeDevice fake(f.dev);
+  LatStats st = f.run(fake);
+  const Timeline& tl = st.timeline;
+  ASSERT_EQ(tl.interval, 0.05);
+  ASSERT_GE(tl.t.size(), 4u);
+  EXPECT_EQ(tl.messages.back(), st.messages());  // warm-up round trips excluded
+  EXPECT_NEAR(tl.t.back(), st.seconds, 0.01);
+  for (size_t i = 0; i + 1 < tl.t.size(); ++i) {
+    EXPECT_GE(tl.t[i], static_cast<double>(i + 1) * 0.05 - 1e-9);
+    EXPECT_LE(tl.messages[i], tl.messages[i + 1]);
+  }
+}
+
 TEST(LatLoop, IdleTimeoutFiresWhenThePeerStopsAnswering) {
   Fixture f(lat_config(Op::Write, 2), 0, 100000);
   f.ctl.idle_timeout = std::chrono::milliseconds(200);

@@ -152,6 +152,52 @@ TEST(BwLoop, DurationPointStopsAtASignaledWrWithEveryWrAccountedFor) {
   f.expect_clean(fake);
 }
 
+// The timeline's convention: sample i is taken past boundary i+1 of the window, the
+// last at the window's end with the point's total; its rates account for every message.
+void expect_timeline(const Timeline& tl, double interval, uint64_t total, double seconds) {
+  ASSERT_EQ(tl.interval, interval);
+  ASSERT_EQ(tl.t.size(), tl.messages.size());
+  ASSERT_GE(tl.t.size(), 3u);
+  for (size_t i = 0; i + 1 < tl.t.size(); ++i) {
+    EXPECT_GE(tl.t[i], static_cast<double>(i + 1) * interval - 1e-9) << "sample " << i << " before its boundary";
+    EXPECT_LT(tl.t[i], tl.t[i + 1]);
+    EXPECT_LE(tl.messages[i], tl.messages[i + 1]);
+  }
+  EXPECT_EQ(tl.messages.back(), total);
+  EXPECT_NEAR(tl.t.back(), seconds, 0.01);
+  const std::vector<double> rates = interval_rates(tl);
+  EXPECT_GE(rates.size(), tl.t.size() - 1);
+  for (double r : rates) EXPECT_GE(r, 0);
+}
+
+TEST(BwLoop, TimelineSamplesEveryIntervalUpToThePointsTotal) {
+  Fixture f(bw_config(2, 16, 4), 0, 0.3);
+  f.p.interval = 0.05;
+  f.dev.delay = std::chrono::microseconds(100);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  expect_timeline(st.timeline, 0.05, st.messages(), st.seconds);
+  EXPECT_GE(st.timeline.t.size(), 6u);  // 0.3 s of 0.05 s intervals, and the end
+  f.expect_clean(fake);
+}
+
+TEST(BwLoop, NoTimelineWithoutAnInterval) {
+  Fixture f(bw_config(2, 16, 4), 0, 0.1);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  EXPECT_EQ(st.timeline.interval, 0);
+  EXPECT_TRUE(st.timeline.t.empty());
+}
+
+TEST(BwLoop, CountedPointRecordsATimelineWhenAsked) {
+  Fixture f(bw_config(1, 1, 1), 40);  // one in flight, 5 ms each: about 0.2 s
+  f.p.interval = 0.05;
+  f.dev.delay = std::chrono::milliseconds(5);
+  FakeDevice fake(f.dev);
+  LoopStats st = f.run(fake);
+  expect_timeline(st.timeline, 0.05, 40, st.seconds);
+}
+
 TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {
   Fixture f(bw_config(2, 64, 8), 100000);
   f.ctl.idle_timeout = std::chrono::milliseconds(200);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace rdmasweep {
 
@@ -38,6 +39,40 @@ TEST(Results, FiguresOfALatencyPoint) {
   EXPECT_NEAR(f["lat_p50_us"], 50.5, 0.1);
   EXPECT_DOUBLE_EQ(f["qp_max_min_ratio"], 1.5);
   EXPECT_NEAR(f["qp_jain_index"], 1000.0 * 1000 / (2 * (400.0 * 400 + 600.0 * 600)), 1e-12);
+}
+
+static void expect_rates(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "interval " << i;
+}
+
+TEST(Results, IntervalFiguresAreTheSlowestAndFastestFullInterval) {
+  PointResult r;
+  r.seconds = 0.32;
+  r.messages = r.bytes = 360;
+  r.timeline.interval = 0.1;
+  r.timeline.t = {0.1, 0.2, 0.3, 0.32};  // the last 20 ms (the drain) is too short to count
+  r.timeline.messages = {100, 150, 350, 360};
+  expect_rates(interval_rates(r.timeline), {1000, 500, 2000});
+  std::map<std::string, double> f;
+  for (const auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_NEAR(f.at("interval_min"), 500, 1e-6);
+  EXPECT_NEAR(f.at("interval_max"), 2000, 1e-6);
+  const nlohmann::json j = timeline_json(r.timeline);
+  EXPECT_EQ(j["interval_s"], 0.1);
+  EXPECT_EQ(j["messages"].back(), 360);
+  r.timeline = Timeline{};
+  f.clear();
+  for (const auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_EQ(f.count("interval_min"), 0u);
+}
+
+TEST(Results, ALoopThatSleptThroughBoundariesGivesOneLongInterval) {
+  Timeline tl;
+  tl.interval = 0.1;
+  tl.t = {0.1, 0.5, 0.6};  // a stall from 0.1 to 0.5 s
+  tl.messages = {100, 120, 220};
+  expect_rates(interval_rates(tl), {1000, 50, 1000});
 }
 
 TEST(Results, JainIndexBounds) {
