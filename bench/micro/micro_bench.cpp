@@ -95,6 +95,7 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
   c.knobs.signal_every = 32;
   c.knobs.poll_batch = 16;
   detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
+  p.interval = st.range(2) ? 0.001 : 0;  // --interval: a clock read per poll that returned completions
   detail::SendWrs wrs(p.nqp, p.post_list, IBV_WR_RDMA_WRITE, 0);
   FakeDevice::Options o;
   o.nqp = p.nqp;
@@ -113,7 +114,14 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
   st.counters["ns_per_msg"] =
       benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_BwLoopBookkeeping)->Args({1, 1})->Args({16, 1})->Args({16, 4})->Args({1024, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BwLoopBookkeeping)
+    ->ArgNames({"qps", "post_list", "interval"})
+    ->Args({1, 1, 0})
+    ->Args({16, 1, 0})
+    ->Args({16, 4, 0})
+    ->Args({1024, 1, 0})
+    ->Args({16, 1, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // Latency initiator, per round trip: SEND (the pong a receive completion) or WRITE
 // (the pong seen in memory), with its clock reads and histogram record.
