@@ -1,5 +1,6 @@
 // `rdmasweep devices`: every RDMA device and port, its limits and GID table, with
-// the GID the tool would pick marked.
+// the GID the tool would pick marked, and the port counters each port has (those a
+// sweep records per point).
 #include <cstdio>
 #include <iostream>
 
@@ -7,11 +8,12 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
+#include "core/counters.hpp"
 #include "core/inventory.hpp"
 
 namespace rdmasweep {
 
-static nlohmann::json describe_port(const PortInfo& p) {
+static nlohmann::json describe_port(const std::string& device, const PortInfo& p) {
   nlohmann::json port = {{"port", p.port},
                          {"state", p.state},
                          {"phys_state", p.phys_state},
@@ -27,7 +29,29 @@ static nlohmann::json describe_port(const PortInfo& p) {
     gids.push_back({{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"netdev", g.netdev},
                     {"default", g.is_default}});
   port["gids"] = gids;
+  // Current values by raw driver name; null when the port has none.
+  PortCounters counters = PortCounters::open(device, p.port);
+  port["counters"] = counters.available() ? nlohmann::json(counters.read()) : nlohmann::json(nullptr);
   return port;
+}
+
+// "counters (15): ack_deferred 0, ..." wrapped under the port, or that it has none.
+static void print_counters(const nlohmann::json& c) {
+  if (c.is_null()) {
+    std::printf("    counters: none (results of this port carry no counter deltas)\n");
+    return;
+  }
+  std::string line = "    counters (" + std::to_string(c.size()) + "):";
+  for (const auto& [name, v] : c.items()) {
+    std::string item = " " + name + " " + v.dump() + ",";
+    if (line.size() + item.size() > 100) {
+      std::printf("%s\n", line.c_str());
+      line = "     ";
+    }
+    line += item;
+  }
+  line.pop_back();
+  std::printf("%s\n", line.c_str());
 }
 
 int devices_main(int argc, char** argv) {
@@ -44,7 +68,7 @@ int devices_main(int argc, char** argv) {
                           {"max_mr_size", d.max_mr_size}, {"max_srq_wr", d.max_srq_wr},
                           {"max_inline", d.max_inline},
                           {"ports", nlohmann::json::array()}};
-    for (const PortInfo& p : d.ports) dev["ports"].push_back(describe_port(p));
+    for (const PortInfo& p : d.ports) dev["ports"].push_back(describe_port(d.name, p));
     all.push_back(dev);
   }
   if (o.json) {
@@ -70,6 +94,7 @@ int devices_main(int argc, char** argv) {
         std::printf("    %s GID %-3s %-8s %-40s %s\n", g["default"].get<bool>() ? "*" : " ", g["index"].dump().c_str(),
                     g["type"].get<std::string>().c_str(), g["gid"].get<std::string>().c_str(),
                     g["netdev"].get<std::string>().c_str());
+      print_counters(p["counters"]);
     }
   }
   std::printf("(* = the GID rdmasweep picks by default; override with -x)\n");

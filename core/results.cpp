@@ -62,6 +62,12 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   // The point's resolved knobs: what "auto" and "0 = the devices' limit" became.
   if (r.cfg.work.op != Op::Read) f.emplace_back("inline_size", r.inline_size);
   if (r.cfg.work.op == Op::Read) f.emplace_back("outs", r.outs);
+  for (auto& kv : counter_figures(r)) f.push_back(std::move(kv));
+  return f;
+}
+
+std::vector<std::pair<std::string, double>> counter_figures(const PointResult& r) {
+  std::vector<std::pair<std::string, double>> f;
   // The normalized counters, both sides summed, as plain figures: what tools/compare
   // gates on (--threshold retransmits=0) and tools/plot charts.
   if (r.has_client_counters || r.has_server_counters) {

@@ -54,6 +54,8 @@ const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or
 // Named figures of a point, in output order. Rates are per second of measured time;
 // latency figures (lat mode only) are in microseconds.
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
+// The normalized counters, both sides summed, as plain figures (part of figures()).
+std::vector<std::pair<std::string, double>> counter_figures(const PointResult& r);
 // {"client": {raw...}, "server": {raw...}, "normalized": {"client": {...}, "server": {...}}}
 // with the sides that have counters; null when neither has.
 nlohmann::json counters_json(const PointResult& r);

@@ -93,11 +93,14 @@ void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero) {
 }
 
 // This rank's figures and errors for its ends of a phase's flows, for rank 0.
+// `port`: this rank's port counter deltas over the phase (null without counters),
+// shared by all of its flow ends.
 json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestConfig& cfg, double setup, const World& w,
-                  const std::vector<std::string>& hosts) {
+                  const std::vector<std::string>& hosts, const json& port) {
   json mine = json::array();
   for (auto& fe : ends) {
     json r = {{"src", fe->flow.src}, {"dst", fe->flow.dst}, {"initiator", fe->initiator}};
+    if (!port.is_null()) r["port"] = {{"counters", port}, {"flows", ends.size()}};
     if (!fe->error.empty()) r["error"] = "rank " + std::to_string(w.rank) + " (" + hosts[w.rank] + "): " + fe->error;
     if (fe->initiator && fe->error.empty()) {
       fe->result.setup_seconds = setup;
@@ -129,6 +132,9 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
                        std::vector<json>& point_entries) {
   const Workload& wk = cfg.work;
   const auto t0 = Clock::now();
+  // This rank's port over the phase, setup and exchanges included (outside every window).
+  const bool counted = fabric->counters.available();
+  const CounterValues c0 = counted ? fabric->counters.read() : CounterValues{};
   // This rank's ends of the phase's flows.
   std::vector<std::unique_ptr<FlowEnd>> ends;
   for (const Flow& f : flows) {
@@ -296,7 +302,8 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   for (std::thread& t : responders) t.join();
 
   // 5. Results to rank 0.
-  std::vector<std::string> gathered = gather_to_root(w, flow_results(ends, cfg, setup, w, hosts).dump());
+  const json port = counted ? json(counter_delta(c0, fabric->counters.read())) : json(nullptr);
+  std::vector<std::string> gathered = gather_to_root(w, flow_results(ends, cfg, setup, w, hosts, port).dump());
   const bool any_interrupted = any_rank(g_interrupted.load());
 
   // 6. No rkey outlives its run; the QPs are kept for the next repetition unless a

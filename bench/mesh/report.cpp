@@ -69,16 +69,42 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
 }
 
+// Each end's port counters over the phase: the source rank's as `client`, the
+// destination's as `server`. A rank in several flows of a phase shares its port's
+// counts among them (`shared_by_flows`).
+static void add_port_counters(json& b, json& hist, const std::map<std::pair<int, int>, PointResult>& counters_of,
+                              const std::map<std::pair<int, int>, json>& sharing_of, std::pair<int, int> key) {
+  auto it = counters_of.find(key);
+  if (it == counters_of.end()) return;
+  json c = counters_json(it->second);
+  c["shared_by_flows"] = sharing_of.at(key);
+  if (!b.value("error_occurred", false))
+    for (const auto& [k, v] : counter_figures(it->second)) b[k] = v;
+  std::vector<std::string> flags = point_anomalies(it->second);
+  if (!flags.empty()) b["anomalies"] = flags;
+  if (hist.is_object()) hist["counters"] = json::array({c});
+  b["counters"] = std::move(c);
+}
+
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries) {
   std::map<std::pair<int, int>, json> result_of;
   std::map<std::pair<int, int>, std::string> error_of;
+  std::map<std::pair<int, int>, PointResult> counters_of;  // each end's rank's port, as client and server
+  std::map<std::pair<int, int>, json> sharing_of;
   for (const std::string& g : gathered)
     for (const json& r : json::parse(g)) {
       std::pair<int, int> key{r["src"].get<int>(), r["dst"].get<int>()};
       if (r.contains("error") && !error_of.count(key)) error_of[key] = r["error"];
       if (r.contains("figures")) result_of[key] = r;
+      if (r.contains("port")) {
+        const bool ini = r["initiator"].get<bool>();
+        PointResult& pr = counters_of[key];
+        (ini ? pr.has_client_counters : pr.has_server_counters) = true;
+        (ini ? pr.client_counters : pr.server_counters) = r["port"]["counters"].get<CounterValues>();
+        sharing_of[key][ini ? "client" : "server"] = r["port"]["flows"];
+      }
     }
   for (const Flow& f : flows) {
     std::pair<int, int> key{f.src, f.dst};
@@ -102,6 +128,7 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
       if (cfg.work.mode == Mode::Lat) b["label"] = latency_kind(cfg);
       hist = r["hist"];
     }
+    add_port_counters(b, hist, counters_of, sharing_of, key);
     b["src_rank"] = f.src;
     b["dst_rank"] = f.dst;
     b["phase"] = at.phase;

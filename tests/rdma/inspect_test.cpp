@@ -11,6 +11,7 @@
 
 #include "core/verbs/gid.hpp"
 #include "core/verbs/device.hpp"
+#include "core/counters.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
@@ -56,6 +57,16 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
       EXPECT_EQ(count, 1);
       EXPECT_EQ(marked, select_gid(dev, -1).index);
     }
+    // The counters the port has, by the names a sweep records them under.
+    PortCounters pc = PortCounters::open(dev.name(), 1);
+    if (pc.available()) {
+      ASSERT_TRUE(p["counters"].is_object()) << p;
+      std::vector<std::string> listed;
+      for (const auto& [k, v] : p["counters"].items()) listed.push_back(k);
+      EXPECT_EQ(listed, pc.names());
+    } else {
+      EXPECT_TRUE(p["counters"].is_null()) << p;
+    }
   }
   // The table for people says the same, with the picked entry starred.
   Outcome t = run({kBin, "devices"}, 60s);
@@ -65,6 +76,7 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
   EXPECT_NE(t.out.find("max_qp_wr " + std::to_string(first.attr().max_qp_wr)), std::string::npos) << t.out;
   EXPECT_TRUE(std::regex_search(t.out, std::regex("\\* GID " + std::to_string(select_gid(first, -1).index) + " ")))
       << t.out;
+  EXPECT_NE(t.out.find("    counters"), std::string::npos) << t.out;
 }
 
 // One "QP i qpn N: state S, ..., dest qpn M, ..., sgid index G" line per QP.

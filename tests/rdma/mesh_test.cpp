@@ -120,6 +120,7 @@ void check_pattern(const std::string& pattern) {
   const bool totals = pattern != "pairs";
 
   std::map<std::string, std::set<std::pair<int, int>>> seen;  // point -> flows
+  const bool counted = ports_have_counters();
   std::map<std::string, double> flow_rate_sum, total_rate;
   const std::regex name_re("^mesh/" + pattern + "/((send|write)/bw/qps:([0-9]+)/size:4096/cq:[0-9]+)/(src:([0-9]+)/dst:([0-9]+)|total)$");
   for (const json& b : doc["benchmarks"]) {
@@ -155,6 +156,15 @@ void check_pattern(const std::string& pattern) {
     EXPECT_EQ(b["qp_messages_min"].get<double>(), static_cast<double>(iters));
     EXPECT_EQ(b["qp_messages_max"].get<double>(), static_cast<double>(iters));
     EXPECT_TRUE(seen[point].insert({src, dst}).second) << "flow reported twice";
+    // Each end's port over the phase: the source rank sent at least a packet per message.
+    if (counted) {
+      ASSERT_TRUE(b.contains("counters")) << "a flow without its ports' counters";
+      const json& c = b["counters"];
+      ASSERT_TRUE(c.contains("client") && c.contains("server"));
+      EXPECT_GE(c["normalized"]["client"].value("packets_sent", 0.0), messages);
+      EXPECT_GE(c["shared_by_flows"]["client"].get<int>(), 1);
+      EXPECT_GE(b.value("packets_sent", 0.0), messages);
+    }
     flow_rate_sum[point] += b["bytes_per_second"].get<double>();
   }
   // 2 ops x 2 QP counts, every flow of each.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -35,6 +36,14 @@ bool have_device() {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+bool ports_have_counters() {
+  bool any = false;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator("/sys/class/infiniband", ec))
+    any |= std::filesystem::exists(d.path() / "ports/1/hw_counters") || std::filesystem::exists(d.path() / "ports/1/counters");
+  return any;
 }
 
 std::string read_file(const std::string& path) {

@@ -64,6 +64,8 @@ std::string start_server(std::unique_ptr<Process>* server, const std::string& bi
 
 // True when this host has an RDMA device the tests can use.
 bool have_device();
+// True when some device's port 1 has counters (rxe and mlx5 do): results then carry them.
+bool ports_have_counters();
 
 // In a test or SetUp: skips without a device, or fails where RDMASWEEP_REQUIRE_DEVICE
 // is set (tools/test sets it: no silent skips in CI).
