@@ -32,7 +32,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <vector>
@@ -58,6 +60,34 @@ std::string hostname() {
   char b[256] = {};
   gethostname(b, sizeof b - 1);
   return b;
+}
+
+// How long a rank may be silent before the others call it gone: well above the
+// longest wait without heartbeats (creating many QPs under emulation).
+std::chrono::milliseconds liveness_silence(int timeout_s) {
+  return std::chrono::seconds(std::max(3 * timeout_s, 10));
+}
+
+// A rank stopped answering: rank 0 writes the results (the phase's entries are in,
+// the run marked incomplete with the reason) and takes the job down; the others wait
+// for that, or take it down themselves when rank 0 is the one gone. Never hangs.
+[[noreturn]] void rank_gone(const World& w, const std::vector<std::string>& hosts, const RanksGone& e,
+                            MeshReport* report) {
+  const bool root_gone = std::find(e.ranks.begin(), e.ranks.end(), 0) != e.ranks.end();
+  if (w.rank == 0) {
+    report->write(true, e.what());
+    std::fprintf(stderr, "rdmasweep mesh: %s; results so far: %s (marked incomplete)\n", e.what(),
+                 report->path().c_str());
+  } else if (root_gone) {
+    std::fprintf(stderr, "rdmasweep mesh: rank %d: %s: rank 0 writes the results, so %s holds the points before it\n",
+                 w.rank, describe_ranks(e.ranks, hosts).c_str(), "the results file");
+  } else {
+    // Rank 0 is writing the results and will end the job; if it goes silent too, end it here.
+    wait_until([] { return poll_liveness().count(0) > 0; });
+  }
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kFailed);
+  std::abort();
 }
 
 int run_mesh(const World& w, int argc, char** argv) {
@@ -132,6 +162,7 @@ int run_mesh(const World& w, int argc, char** argv) {
     ranks.push_back(json::parse(s));
     run.hosts.push_back(ranks.back().value("host", "?"));
   }
+
   // Then every rank checks every point against its device: with --cq-policy cap, first
   // shrunk to fit the smallest CQ of all ranks (the same points on every rank).
   if (err.empty()) {
@@ -154,6 +185,8 @@ int run_mesh(const World& w, int argc, char** argv) {
   }
   run.o = o;
   run.fabric = fabric.get();
+  // From here every wait notices a rank that stops answering (world.hpp).
+  start_liveness(w, liveness_silence(o.timeout_s));
 
   std::vector<std::vector<Flow>> phases = phases_of(o.pattern, w.size, effective_schedule(o, w.size));
   size_t flows_per_point = 0;
@@ -182,32 +215,37 @@ int run_mesh(const World& w, int argc, char** argv) {
   // phase (in pairs, each flow) runs its repetitions on the same QPs, then gets its
   // aggregates.
   bool go_on = true;
-  for (size_t pi = 0; pi < points.size() && go_on; ++pi) {
-    size_t instance = 0;
-    for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
-      const std::vector<Flow>& phase = phases[ph];
-      std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
-      EntryPos at;
-      for (uint32_t rep = 0; rep < reps && go_on; ++rep) {
-        at = EntryPos{pi, instance, rep, reps, ph};
-        std::vector<json> entries;
-        quiet_barrier();  // one phase at a time: the others wait here
-        go_on = run.run_phase(points[pi], at, phase, entries);
-        if (w.rank != 0) continue;
-        if (o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
-          entries.push_back(total_entry(o.pattern, points[pi], at, entries));
-          report->add(entries.back());
+  try {
+    for (size_t pi = 0; pi < points.size() && go_on; ++pi) {
+      size_t instance = 0;
+      for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
+        const std::vector<Flow>& phase = phases[ph];
+        std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
+        EntryPos at;
+        for (uint32_t rep = 0; rep < reps && go_on; ++rep) {
+          at = EntryPos{pi, instance, rep, reps, ph};
+          std::vector<json> entries;
+          quiet_barrier();  // one phase at a time: the others wait here
+          go_on = run.run_phase(points[pi], at, phase, entries);
+          if (w.rank != 0) continue;
+          if (o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
+            entries.push_back(total_entry(o.pattern, points[pi], at, entries));
+            report->add(entries.back());
+          }
+          runs.insert(runs.end(), entries.begin(), entries.end());
+          report->write(false);
         }
-        runs.insert(runs.end(), entries.begin(), entries.end());
+        run.forget();
+        instance = at.instance;
+        if (!go_on) break;
+        if (w.rank != 0) continue;
+        for (json& a : aggregate_entries(runs)) report->add(std::move(a));
         report->write(false);
       }
-      run.forget();
-      instance = at.instance;
-      if (!go_on) break;
-      if (w.rank != 0) continue;
-      for (json& a : aggregate_entries(runs)) report->add(std::move(a));
-      report->write(false);
     }
+    stop_liveness();  // every rank got here: no heartbeat is left in flight
+  } catch (const RanksGone& e) {
+    rank_gone(w, run.hosts, e, report.get());  // does not return
   }
   int code = kOk;
   if (w.rank == 0) {

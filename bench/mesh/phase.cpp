@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,8 @@ namespace {
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+}  // namespace
+
 // One flow's end on this rank.
 struct FlowEnd {
   Flow flow;
@@ -47,9 +50,16 @@ struct FlowEnd {
   std::vector<uint64_t> received;
   std::vector<uint64_t> expected;
   std::mutex expected_mu;
-  std::vector<uint64_t> final_expected;  // set once the initiator's counts arrived (duration mode)
+  std::vector<uint64_t> final_expected;  // set once the initiator's DONE arrived
   bool have_final = false;
+  // target ends: what the initiator's DONE said
+  std::vector<uint64_t> peer_sent;
+  bool peer_ok = false;
+  std::atomic<bool> stop{false};      // a responder: its initiator is done
+  std::atomic<bool> finished{false};  // this end's thread (if any) is done
 };
+
+namespace {
 
 // Ends the measured window now: the loops time their window up to their return.
 void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
@@ -128,38 +138,169 @@ json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestC
 
 }  // namespace
 
-bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
-                       std::vector<json>& point_entries) {
-  const Workload& wk = cfg.work;
-  const auto t0 = Clock::now();
-  // This rank's port over the phase, setup and exchanges included (outside every window).
-  const bool counted = fabric->counters.available();
-  const CounterValues c0 = counted ? fabric->counters.read() : CounterValues{};
-  // This rank's ends of the phase's flows.
-  std::vector<std::unique_ptr<FlowEnd>> ends;
+namespace {
+
+using Ends = std::vector<std::unique_ptr<FlowEnd>>;
+
+// This rank's ends of the phase's flows.
+Ends ends_of(const std::vector<Flow>& flows, int rank) {
+  Ends ends;
   for (const Flow& f : flows) {
-    if (f.src == w.rank || f.dst == w.rank) {
-      auto fe = std::make_unique<FlowEnd>();
-      fe->flow = f;
-      fe->initiator = f.src == w.rank;
-      ends.push_back(std::move(fe));
+    if (f.src != rank && f.dst != rank) continue;
+    auto fe = std::make_unique<FlowEnd>();
+    fe->flow = f;
+    fe->initiator = f.src == rank;
+    ends.push_back(std::move(fe));
+  }
+  return ends;
+}
+
+// "2->0, 1->2": the flows of `flows` with an end on one of `ranks`.
+std::string flows_touching(const std::vector<Flow>& flows, const std::set<int>& ranks) {
+  std::string out;
+  for (const Flow& f : flows)
+    if (ranks.count(f.src) || ranks.count(f.dst))
+      out += (out.empty() ? "" : ", ") + std::to_string(f.src) + "->" + std::to_string(f.dst);
+  return out;
+}
+
+// Step 3: one thread per flow end that has work (passive WRITE/READ targets have none).
+// Each end marks itself finished; the main thread keeps the heartbeats going.
+std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, int timeout_s, Clock::time_point zero) {
+  const Workload& wk = cfg.work;
+  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
+  const bool responds = wk.mode == Mode::Lat && wk.op != Op::Read;
+  std::vector<std::thread> threads;
+  for (auto& fe : ends) {
+    FlowEnd* p = fe.get();
+    RunControl ctl;
+    ctl.interrupted = &g_interrupted;
+    ctl.idle_timeout = std::chrono::seconds(timeout_s);
+    auto guarded = [p](auto body) {
+      try {
+        body();
+      } catch (const std::exception& e) {
+        p->error = e.what();
+      }
+      p->finished.store(true);
+    };
+    if (p->initiator) {
+      threads.emplace_back([p, ctl, zero, guarded] { guarded([&] { run_initiator(*p, ctl, zero); }); });
+    } else if (send_bw) {
+      p->expected.assign(wk.qps, wk.duration > 0 ? UINT64_MAX : wk.iters + wk.warmup);
+      ctl.on_idle = [p] {
+        std::lock_guard<std::mutex> lock(p->expected_mu);
+        if (p->have_final) p->expected = p->final_expected;
+      };
+      threads.emplace_back([p, ctl, guarded] { guarded([&] { p->received = run_bw_receiver(*p->res, p->expected, ctl).per_qp; }); });
+    } else if (responds) {
+      ctl.idle_timeout = std::chrono::hours(24);  // its initiator's DONE ends it
+      threads.emplace_back([p, ctl, guarded] {
+        bool finished = false;
+        RunControl c = ctl;
+        c.on_idle = [&] { finished = p->stop.load(); };
+        guarded([&] { run_lat_responder(*p->res, &finished, c); });
+      });
+    } else {
+      p->finished.store(true);
     }
   }
-  auto record_phase_error = [&](const std::string& err) {
-    if (w.rank != 0) return;
-    for (const Flow& f : flows) {
-      json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at, cfg);
-      mark_failed(b, err);
-      b["src_rank"] = f.src;
-      b["dst_rank"] = f.dst;
-      point_entries.push_back(b);
-      report->add(b);
-    }
-  };
+  return threads;
+}
 
-  // 1. Resources: the previous repetition's, connected already (every rank decides
-  // alike: they are kept only when that repetition ended without an error anywhere),
-  // or new ones.
+// Step 4: each initiator end, once done, sends its target's rank DONE with what it
+// sent; each target end ends on its DONE (a SEND receiver checks its counts). A
+// source rank found gone before its DONE fails that end, naming the rank.
+void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::vector<std::string>& hosts) {
+  const Workload& wk = cfg.work;
+  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
+  auto all_finished = [&](bool initiators) {
+    for (auto& fe : ends)
+      if (fe->initiator == initiators && !fe->finished.load()) return false;
+    return true;
+  };
+  wait_until([&] { return all_finished(true); });
+  for (auto& fe : ends)
+    if (fe->initiator) send_to(fe->flow.dst, kTagDone, json{{"sent", fe->sent}, {"ok", fe->error.empty()}}.dump());
+  std::set<int> sources;
+  for (auto& fe : ends)
+    if (!fe->initiator) sources.insert(fe->flow.src);
+  auto target_from = [&](int src) -> FlowEnd& {
+    for (auto& fe : ends)
+      if (!fe->initiator && fe->flow.src == src) return *fe;
+    throw control::ProtocolError("DONE from rank " + std::to_string(src) + ", which has no flow to this rank");
+  };
+  auto finish_target = [&](FlowEnd& fe, const std::vector<uint64_t>& sent) {
+    {
+      std::lock_guard<std::mutex> lock(fe.expected_mu);
+      // A failed sender's counts may be short: the receiver then ends on its idle timeout.
+      fe.final_expected = sent.size() == wk.qps ? sent : std::vector<uint64_t>(wk.qps, 0);
+      fe.have_final = true;
+    }
+    fe.stop.store(true);
+  };
+  std::set<int> lost = receive_from(sources, kTagDone, [&](int src, const std::string& payload) {
+    FlowEnd& fe = target_from(src);
+    json d = control::decode_payload(payload);
+    fe.peer_sent = d.value("sent", std::vector<uint64_t>{});
+    fe.peer_ok = d.value("ok", false);
+    finish_target(fe, fe.peer_sent);
+  });
+  for (int src : lost) {
+    FlowEnd& fe = target_from(src);
+    fe.error = describe_ranks({src}, hosts) + " stopped answering before it finished this flow";
+    finish_target(fe, {});
+  }
+  wait_until([&] { return all_finished(false); });
+  if (!send_bw) return;
+  for (auto& fe : ends) {
+    if (fe->initiator || !fe->error.empty() || !fe->peer_ok) continue;  // a failed sender reports its own error
+    for (uint32_t q = 0; q < wk.qps && q < fe->peer_sent.size(); ++q)
+      if (fe->received.size() <= q || fe->received[q] != fe->peer_sent[q]) {
+        fe->error = "rank " + std::to_string(w.rank) + " received " +
+                    std::to_string(fe->received.size() > q ? fe->received[q] : 0) + " messages on QP " +
+                    std::to_string(q) + " but " + std::to_string(fe->peer_sent[q]) + " were sent";
+        break;
+      }
+  }
+}
+
+// Step 5: every rank's flow results to rank 0 (gathered[r]: rank r's), point to
+// point so that the ranks still there deliver theirs when another is gone. Returns,
+// on rank 0, the ranks whose results never came.
+std::set<int> collect_results(const World& w, const json& mine, std::vector<std::string>& gathered) {
+  if (w.rank != 0) {
+    send_to(0, kTagResults, mine.dump());
+    return {};
+  }
+  gathered.assign(static_cast<size_t>(w.size), "[]");
+  gathered[0] = mine.dump();
+  std::set<int> others;
+  for (int r = 1; r < w.size; ++r) others.insert(r);
+  return receive_from(others, kTagResults, [&](int r, const std::string& s) { gathered[static_cast<size_t>(r)] = s; });
+}
+
+}  // namespace
+
+void Runner::record_failed_flows(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
+                                 const std::string& err, std::vector<json>& point_entries) {
+  if (w.rank != 0) return;
+  for (const Flow& f : flows) {
+    json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at, cfg);
+    mark_failed(b, err);
+    b["src_rank"] = f.src;
+    b["dst_rank"] = f.dst;
+    b["phase"] = at.phase;
+    point_entries.push_back(b);
+    report->add(b);
+  }
+}
+
+// Steps 1 and 2: this rank's ends on new or kept QPs, connected to their peers.
+// Returns the first error of any rank ("" when every end is connected).
+std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends) {
+  // 1. The previous repetition's QPs, connected already (every rank decides alike:
+  // they are kept only when that repetition ended without an error anywhere), or new ones.
   std::vector<std::unique_ptr<TestResources>> previous;
   previous.swap(kept);
   bool reuse = previous.size() == ends.size() && !ends.empty();
@@ -180,130 +321,74 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     err = std::string("cannot set up ") + point_name(cfg) + ": " + e.what();
   }
   previous.clear();
-  if (std::string e = first_error(w, hosts, err); !e.empty()) {
-    record_phase_error(e);
-    return true;
-  }
+  if (std::string e = first_error(w, hosts, err); !e.empty()) return e;
 
   // 2. Swap endpoints: to rank j, {"i": ours for flow me->j, "t": ours for flow j->me}.
-  std::vector<json> outj(w.size, json::object());
+  std::vector<json> outj(static_cast<size_t>(w.size), json::object());
   for (auto& fe : ends) {
     int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-    outj[peer][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoint());
+    outj[static_cast<size_t>(peer)][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoint());
   }
-  std::vector<std::string> out(w.size);
-  for (int r = 0; r < w.size; ++r) out[r] = outj[r].empty() ? "" : outj[r].dump();
+  std::vector<std::string> out(static_cast<size_t>(w.size));
+  for (int r = 0; r < w.size; ++r) out[static_cast<size_t>(r)] = outj[static_cast<size_t>(r)].empty() ? "" : outj[static_cast<size_t>(r)].dump();
   std::vector<std::string> in = alltoall(w, out);
   try {
     for (auto& fe : ends) {
       int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-      json pj = control::decode_payload(in[peer]);
+      json pj = control::decode_payload(in[static_cast<size_t>(peer)]);
       const char* key = fe->initiator ? "t" : "i";
       if (!pj.contains(key)) throw control::ProtocolError("rank " + std::to_string(peer) + " sent no endpoint for this flow");
-      control::Endpoint peer_end = control::endpoint_from_json(pj[key], wk.qps);
+      control::Endpoint peer_end = control::endpoint_from_json(pj[key], cfg.work.qps);
       if (fe->reused) fe->res->set_remote(peer_end);  // same QPs, this run's rkey
       else fe->res->connect(peer_end);
     }
   } catch (const std::exception& e) {
     err = std::string("cannot connect ") + point_name(cfg) + ": " + e.what();
   }
-  if (std::string e = first_error(w, hosts, err); !e.empty()) {
-    record_phase_error(e);
-    return true;
-  }
-  quiet_barrier();  // every QP is at RTS with its receives posted
-  const double setup = std::chrono::duration<double>(Clock::now() - t0).count();
-  barrier();  // every rank leaves within microseconds: the flows' windows count from here
-  const Clock::time_point zero = Clock::now();
+  return first_error(w, hosts, err);
+}
 
-  // 3. Run: one thread per flow end that has work (passive WRITE/READ targets have none).
-  std::atomic<bool> stop{false};
-  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
-  const bool responds = wk.mode == Mode::Lat && wk.op != Op::Read;
-  std::vector<std::thread> initiators, receivers, responders;
-  for (auto& fe : ends) {
-    FlowEnd* p = fe.get();
-    RunControl ctl;
-    ctl.interrupted = &g_interrupted;
-    ctl.idle_timeout = std::chrono::seconds(o.timeout_s);
-    if (p->initiator) {
-      initiators.emplace_back([p, ctl, zero] {
-        try {
-          run_initiator(*p, ctl, zero);
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
-    } else if (send_bw) {
-      p->expected.assign(wk.qps, wk.duration > 0 ? UINT64_MAX : wk.iters + wk.warmup);
-      ctl.on_idle = [p] {
-        std::lock_guard<std::mutex> lock(p->expected_mu);
-        if (p->have_final) p->expected = p->final_expected;
-      };
-      receivers.emplace_back([p, ctl] {
-        try {
-          p->received = run_bw_receiver(*p->res, p->expected, ctl).per_qp;
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
-    } else if (responds) {
-      ctl.idle_timeout = std::chrono::hours(24);  // the initiator decides when it ends
-      responders.emplace_back([p, ctl, &stop]() mutable {
-        bool finished = false;
-        RunControl c = ctl;
-        c.on_idle = [&] { finished = stop.load(); };
-        try {
-          run_lat_responder(*p->res, &finished, c);
-        } catch (const std::exception& e) {
-          p->error = e.what();
-        }
-      });
+bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
+                       std::vector<json>& point_entries) {
+  const auto t0 = Clock::now();
+  Ends ends = ends_of(flows, w.rank);
+  // This rank's port over the phase, setup and exchanges included (outside every window).
+  const bool counted = fabric->counters.available();
+  const CounterValues c0 = counted ? fabric->counters.read() : CounterValues{};
+  Clock::time_point zero;
+  double setup = 0;
+  try {
+    if (std::string e = connect_phase(cfg, ends); !e.empty()) {
+      record_failed_flows(cfg, at, flows, e, point_entries);
+      return true;
     }
+    quiet_barrier();  // every QP is at RTS with its receives posted
+    setup = std::chrono::duration<double>(Clock::now() - t0).count();
+    barrier();  // every rank leaves within microseconds: the flows' windows count from here
+    zero = Clock::now();
+  } catch (const RanksGone& e) {
+    const std::string why = describe_ranks(e.ranks, hosts) + " stopped answering while the phase was set up";
+    record_failed_flows(cfg, at, flows, why, point_entries);
+    throw RanksGone(e.ranks, why + " (phase " + std::to_string(at.phase) + " of " + point_name(cfg) + ")");
   }
-  for (std::thread& t : initiators) t.join();
-  const bool duration_send = send_bw && wk.duration > 0;
-  if (!duration_send)
-    for (std::thread& t : receivers) t.join();
 
-  // 4. Tell each receiver what was sent: to rank j, our sent counts for flow me->j.
-  std::vector<std::string> sent_out(w.size);
-  for (auto& fe : ends)
-    if (fe->initiator) sent_out[fe->flow.dst] = json{{"sent", fe->sent}, {"ok", fe->error.empty()}}.dump();
-  std::vector<std::string> sent_in = alltoall(w, sent_out);
-  for (auto& fe : ends) {
-    if (fe->initiator || !send_bw) continue;
-    json sj = json::parse(sent_in[fe->flow.src], nullptr, false);
-    std::vector<uint64_t> sent;
-    if (sj.is_object() && sj.contains("sent")) sent = sj["sent"].get<std::vector<uint64_t>>();
-    if (duration_send) {
-      std::lock_guard<std::mutex> lock(fe->expected_mu);
-      // A failed sender's counts may be short: the receiver then ends on its idle timeout.
-      fe->final_expected = sent.size() == wk.qps ? sent : std::vector<uint64_t>(wk.qps, 0);
-      fe->have_final = true;
-    }
-  }
-  if (duration_send)
-    for (std::thread& t : receivers) t.join();
-  for (auto& fe : ends) {
-    if (fe->initiator || !send_bw || !fe->error.empty()) continue;
-    json sj = json::parse(sent_in[fe->flow.src], nullptr, false);
-    if (!sj.is_object() || !sj.value("ok", false)) continue;  // the sender reports its own error
-    std::vector<uint64_t> sent = sj["sent"].get<std::vector<uint64_t>>();
-    for (uint32_t q = 0; q < wk.qps && q < sent.size(); ++q)
-      if (fe->received.size() <= q || fe->received[q] != sent[q]) {
-        fe->error = "rank " + std::to_string(w.rank) + " received " + std::to_string(fe->received.size() > q ? fe->received[q] : 0) +
-                    " messages on QP " + std::to_string(q) + " but " + std::to_string(sent[q]) + " were sent";
-        break;
-      }
-  }
-  quiet_barrier();  // every initiator is done
-  stop.store(true);
-  for (std::thread& t : responders) t.join();
+  // 3 and 4. Run; each target end ends on its initiator's DONE.
+  std::vector<std::thread> threads = start_flows(ends, cfg, o.timeout_s, zero);
+  settle_flows(ends, cfg, w, hosts);
+  for (std::thread& t : threads) t.join();
 
-  // 5. Results to rank 0.
+  // 5. Results to rank 0, which reports every flow: a flow whose rank stopped
+  // answering fails naming it; the phase's other flows keep their results.
   const json port = counted ? json(counter_delta(c0, fabric->counters.read())) : json(nullptr);
-  std::vector<std::string> gathered = gather_to_root(w, flow_results(ends, cfg, setup, w, hosts, port).dump());
+  std::vector<std::string> gathered;
+  collect_results(w, flow_results(ends, cfg, setup, w, hosts, port), gathered);
+  const std::set<int> gone = poll_liveness();
+  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone);
+  if (!gone.empty())
+    throw RanksGone(std::vector<int>(gone.begin(), gone.end()),
+                    describe_ranks(std::vector<int>(gone.begin(), gone.end()), hosts) + " stopped answering in phase " +
+                        std::to_string(at.phase) + " of " + point_name(cfg) + ": flows " + flows_touching(flows, gone) +
+                        " failed; the phase's other flows kept their results");
   const bool any_interrupted = any_rank(g_interrupted.load());
 
   // 6. No rkey outlives its run; the QPs are kept for the next repetition unless a
@@ -315,7 +400,6 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   }
   if (!any_rank(failed) && !any_interrupted)
     for (auto& fe : ends) kept.push_back(std::move(fe->res));
-  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries);
   return !any_interrupted;
 }
 

@@ -23,6 +23,7 @@ namespace rdmasweep::mesh_detail {
 
 class MeshReport;
 struct EntryPos;
+struct FlowEnd;
 
 
 struct Runner {
@@ -38,9 +39,15 @@ struct Runner {
   void forget() { kept.clear(); }
 
   // Runs one phase of one repetition of a point; rank 0 adds its entries at `at`.
-  // Returns false when the sweep must stop (interrupted).
+  // Returns false when the sweep must stop (interrupted). Throws RanksGone, after
+  // rank 0 has added the phase's entries, when a rank stopped answering.
   bool run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
                  std::vector<nlohmann::json>& point_entries);
+
+ private:
+  std::string connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends);
+  void record_failed_flows(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows, const std::string& err,
+                           std::vector<nlohmann::json>& point_entries);
 };
 
 }  // namespace rdmasweep::mesh_detail

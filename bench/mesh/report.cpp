@@ -88,7 +88,8 @@ static void add_port_counters(json& b, json& hist, const std::map<std::pair<int,
 
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
-                      const std::vector<std::string>& hosts, std::vector<json>& point_entries) {
+                      const std::vector<std::string>& hosts, std::vector<json>& point_entries,
+                      const std::set<int>& gone) {
   std::map<std::pair<int, int>, json> result_of;
   std::map<std::pair<int, int>, std::string> error_of;
   std::map<std::pair<int, int>, PointResult> counters_of;  // each end's rank's port, as client and server
@@ -111,7 +112,15 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
     std::string name = bench_name(pattern, cfg, flow_tail(f));
     json b = base_entry(name, at, cfg);
     json hist;
-    if (error_of.count(key) || !result_of.count(key)) {
+    std::vector<int> gone_ends;
+    for (int r : {f.src, f.dst})
+      if (gone.count(r)) gone_ends.push_back(r);
+    if (!gone_ends.empty() && !result_of.count(key)) {
+      // Named first: the other end's error (a timeout) is only the consequence.
+      std::string why = describe_ranks(gone_ends, hosts) + " stopped answering during this phase (stopped, killed, "
+                        "or its host, device or link gone)";
+      mark_failed(b, error_of.count(key) ? why + "; " + error_of[key] : why);
+    } else if (error_of.count(key) || !result_of.count(key)) {
       mark_failed(b, error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src));
     } else {
       const json& r = result_of[key];

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,10 +54,12 @@ double number_in(const json& j, const char* key);
 json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points);
 
 // Adds one entry per flow of a phase, in the phase's order, from what the ranks sent
-// (gathered[r]: rank r's results and errors for its ends of the flows).
+// (gathered[r]: rank r's results and errors for its ends of the flows). A flow with
+// an end on a `gone` rank fails naming that rank.
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
-                      const std::vector<std::string>& hosts, std::vector<json>& point_entries);
+                      const std::vector<std::string>& hosts, std::vector<json>& point_entries,
+                      const std::set<int>& gone = {});
 
 // Aggregate of the flows that ran at the same time: all their bytes and messages
 // over the union of their measured windows (so bytes_per_second == bytes / seconds),

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,14 +30,184 @@ std::vector<std::string> split(const std::string& buf, const std::vector<int>& l
   return out;
 }
 
+using Clock = std::chrono::steady_clock;
+constexpr int kTagBeat = 10;
+constexpr std::chrono::milliseconds kBeatEvery{200};
+
+struct LiveState {
+  bool on = false;
+  World w;
+  std::chrono::milliseconds silence{};
+  std::vector<Clock::time_point> last_seen;
+  Clock::time_point last_sent{};
+  std::set<int> gone;
+};
+LiveState& live() {
+  static LiveState s;
+  return s;
+}
+char g_beat = 1;
+
+// Sends whose buffers MPI may still read.
+struct Outgoing {
+  MPI_Request req = MPI_REQUEST_NULL;
+  std::string data;
+};
+std::list<Outgoing>& outgoing() {
+  static std::list<Outgoing> o;
+  return o;
+}
+void reap_sends() {
+  for (auto it = outgoing().begin(); it != outgoing().end();) {
+    int done = 0;
+    MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+    it = done ? outgoing().erase(it) : std::next(it);
+  }
+}
+
+void nap() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
+
+// Completes a non-blocking collective, or throws RanksGone when a rank it needs
+// stopped answering (it then never completes).
+void wait(MPI_Request* req) {
+  int done = 0;
+  while (true) {
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const std::set<int>& gone = poll_liveness();
+    if (!gone.empty()) {
+      std::vector<int> ranks(gone.begin(), gone.end());
+      std::string what;
+      for (int r : ranks) what += (what.empty() ? "rank " : ", rank ") + std::to_string(r);
+      throw RanksGone(ranks, what + " stopped answering (no heartbeat for " +
+                                 std::to_string(live().silence.count() / 1000) + " s)");
+    }
+    nap();
+  }
+}
+
 }  // namespace
+
+void start_liveness(const World& w, std::chrono::milliseconds silence) {
+  LiveState& s = live();
+  s.on = true;
+  s.w = w;
+  s.silence = silence;
+  s.last_seen.assign(static_cast<size_t>(w.size), Clock::now());
+}
+
+void stop_liveness() {
+  LiveState& s = live();
+  if (!s.on) return;
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  wait(&req);
+  s.on = false;
+  for (Outgoing& o : outgoing()) MPI_Wait(&o.req, MPI_STATUS_IGNORE);  // all were received before the barrier
+  outgoing().clear();
+  while (true) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) break;
+    char b = 0;
+    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+const std::set<int>& poll_liveness() {
+  LiveState& s = live();
+  if (!s.on) return s.gone;
+  const Clock::time_point now = Clock::now();
+  if (now - s.last_sent >= kBeatEvery) {
+    for (int r = 0; r < s.w.size; ++r) {
+      if (r == s.w.rank || s.gone.count(r)) continue;
+      MPI_Request q;
+      MPI_Isend(&g_beat, 1, MPI_CHAR, r, kTagBeat, MPI_COMM_WORLD, &q);
+      MPI_Request_free(&q);
+    }
+    s.last_sent = now;
+  }
+  while (true) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) break;
+    char b = 0;
+    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    s.last_seen[static_cast<size_t>(st.MPI_SOURCE)] = now;
+  }
+  for (int r = 0; r < s.w.size; ++r)
+    if (r != s.w.rank && now - s.last_seen[static_cast<size_t>(r)] > s.silence) s.gone.insert(r);
+  reap_sends();
+  return s.gone;
+}
+
+std::string describe_ranks(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
+  std::string out;
+  for (int r : ranks) {
+    if (!out.empty()) out += ", ";
+    out += "rank " + std::to_string(r);
+    if (r >= 0 && static_cast<size_t>(r) < hosts.size()) out += " (" + hosts[static_cast<size_t>(r)] + ")";
+  }
+  return out;
+}
+
+void send_to(int to, int tag, std::string payload) {
+  outgoing().push_back(Outgoing{MPI_REQUEST_NULL, std::move(payload)});
+  Outgoing& o = outgoing().back();
+  MPI_Isend(o.data.data(), static_cast<int>(o.data.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD, &o.req);
+}
+
+std::set<int> receive_from(const std::set<int>& from, int tag,
+                           const std::function<void(int, const std::string&)>& on_message,
+                           const std::function<void()>& idle) {
+  std::set<int> waiting = from, lost;
+  while (!waiting.empty()) {
+    bool got = false;
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(*it, tag, MPI_COMM_WORLD, &flag, &st);
+      if (!flag) {
+        ++it;
+        continue;
+      }
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string buf(static_cast<size_t>(n), '\0');
+      MPI_Recv(buf.data(), n, MPI_CHAR, *it, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      const int r = *it;
+      it = waiting.erase(it);
+      on_message(r, buf);
+      got = true;
+    }
+    if (waiting.empty()) break;
+    for (int r : poll_liveness())
+      if (waiting.erase(r)) lost.insert(r);
+    if (idle) idle();
+    if (!got) nap();
+  }
+  return lost;
+}
+
+void wait_until(const std::function<bool()>& done, const std::function<void()>& idle) {
+  while (!done()) {
+    poll_liveness();
+    if (idle) idle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 std::vector<std::string> allgather(const World& w, const std::string& mine) {
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(w.size), offs(w.size);
-  MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD, &req);
+  wait(&req);
   std::string buf(static_cast<size_t>(offsets_of(lens, offs)), '\0');
-  MPI_Allgatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD);
+  MPI_Iallgatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, MPI_COMM_WORLD, &req);
+  wait(&req);
   return split(buf, lens, offs);
 }
 
@@ -48,40 +219,53 @@ std::vector<std::string> alltoall(const World& w, const std::vector<std::string>
     slen[r] = static_cast<int>(out[r].size());
     sbuf += out[r];
   }
-  MPI_Alltoall(slen.data(), 1, MPI_INT, rlen.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ialltoall(slen.data(), 1, MPI_INT, rlen.data(), 1, MPI_INT, MPI_COMM_WORLD, &req);
+  wait(&req);
   std::string rbuf(static_cast<size_t>(offsets_of(rlen, roff)), '\0');
-  MPI_Alltoallv(sbuf.data(), slen.data(), soff.data(), MPI_CHAR, rbuf.data(), rlen.data(), roff.data(), MPI_CHAR,
-                MPI_COMM_WORLD);
+  MPI_Ialltoallv(sbuf.data(), slen.data(), soff.data(), MPI_CHAR, rbuf.data(), rlen.data(), roff.data(), MPI_CHAR,
+                 MPI_COMM_WORLD, &req);
+  wait(&req);
   return split(rbuf, rlen, roff);
 }
 
 std::vector<std::string> gather_to_root(const World& w, const std::string& mine) {
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(w.size), offs(w.size);
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+  wait(&req);
   int total = offsets_of(lens, offs);
   std::string buf(w.rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-  MPI_Gatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Igatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &req);
+  wait(&req);
   if (w.rank != 0) return {};
   return split(buf, lens, offs);
 }
 
 std::string broadcast(const World& w, std::string s) {
   unsigned long long len = s.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ibcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD, &req);
+  wait(&req);
   if (w.rank != 0) s.assign(len, '\0');
-  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Ibcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD, &req);
+  wait(&req);
   return s;
 }
 
 int broadcast(int v) {
-  MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Ibcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+  wait(&req);
   return v;
 }
 
 bool any_rank(bool mine) {
   int m = mine ? 1 : 0, any = 0;
-  MPI_Allreduce(&m, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Iallreduce(&m, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+  wait(&req);
   return any != 0;
 }
 
@@ -95,12 +279,7 @@ std::string first_error(const World& w, const std::vector<std::string>& hosts, c
 void quiet_barrier() {
   MPI_Request req;
   MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  int done = 0;
-  while (true) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  wait(&req);
 }
 
 void barrier() { MPI_Barrier(MPI_COMM_WORLD); }

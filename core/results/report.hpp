@@ -19,6 +19,7 @@ class SweepReport {
 
   ResultsDocument& document() { return doc_; }
   const nlohmann::json& doc() const { return doc_.results(); }
+  const std::string& path() const { return doc_.path(); }
   const std::string& hist_path() const { return doc_.hist_path(); }
   size_t failed() const { return doc_.failed(); }
   const std::string& write_error() const { return file_.write_error(); }
