@@ -2,6 +2,9 @@
 
 import copy
 import gzip
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -14,6 +17,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(HERE, "data")
 TOOLS = os.path.join(ROOT, "tools")
+PACKAGE = os.path.join(TOOLS, "rdmasweep_py")
+
+
+def tools_module(name):
+    """tools/rdmasweep_py/NAME.py (e.g. "results"), imported from its place in the
+    tree: the package is registered once under its own name, so its modules'
+    relative imports and a tool script's `from rdmasweep_py import ...` resolve."""
+    if "rdmasweep_py" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("rdmasweep_py", os.path.join(PACKAGE, "__init__.py"),
+                                                      submodule_search_locations=[PACKAGE])
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules["rdmasweep_py"] = pkg
+        spec.loader.exec_module(pkg)
+    return importlib.import_module("rdmasweep_py." + name)
+
+
+def tool_script(name):
+    """tools/NAME (a script without .py) imported as a module, e.g. to call its functions."""
+    tools_module("common")  # the package the script imports
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_") + "_tool", os.path.join(TOOLS, name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
 
 
 def run_tool(name, *args, timeout=300):

@@ -1,24 +1,14 @@
 """tools/compare: verdicts, exit codes, thresholds, outputs, Mann-Whitney."""
 
 import copy
-import importlib.machinery
-import importlib.util
 import json
 import os
 import unittest
 
-from _util import TOOLS, DATA, TempDirCase, load, run_tool, save, with_reps
+from _util import DATA, TempDirCase, load, run_tool, save, tool_script, with_reps
 
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
 LAT_POINT = "send/lat/qps:1/size:64/cq:516"
-
-
-def compare_module():
-    loader = importlib.machinery.SourceFileLoader("compare_tool", os.path.join(TOOLS, "compare"))
-    spec = importlib.util.spec_from_loader("compare_tool", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 def read_json(path):
@@ -288,7 +278,7 @@ class ComparePlainGoogleBenchmark(TempDirCase):
 class MannWhitney(TempDirCase):
     def setUp(self):
         super().setUp()
-        self.cmp = compare_module()
+        self.cmp = tool_script("compare")
 
     def test_p_values(self):
         mw = self.cmp.mann_whitney

@@ -5,19 +5,11 @@ Benchmark JSON ({"context": {...}, "benchmarks": [...]}); rdmasweep adds its
 own context keys, per-point counters and a FILE.hist.json beside it.
 """
 
-import argparse
 import json
 import math
 import os
 import re
 import statistics
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse with one-line errors ("tools/x: message", exit 2) instead of usage dumps."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 class InputError(Exception):
