@@ -51,18 +51,23 @@ class Common(TempDirCase):
                              "common.ensure_module('json', 'python3', 'prog')\nprint('ok')")
         self.assertEqual((r.returncode, r.stdout), (0, "ok\n"), r.stderr)
 
-    def test_plot_reruns_under_a_python_with_matplotlib(self):
-        exe = python_without("matplotlib")
+    def check_rerun(self, tool, module, apt_package):
+        exe = python_without(module)
         if exe is None:
-            self.skipTest("every Python here has matplotlib: nothing to re-run from")
-        r = run([exe, os.path.join(TOOLS, "plot"), "--help"])
+            self.skipTest(f"every Python here has {module}: nothing to re-run from")
+        r = run([exe, os.path.join(TOOLS, tool), "--help"])
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("usage: tools/plot", r.stdout)
-        # Told it already re-ran once (as after a re-run): fails with one line instead.
-        r = run([exe, os.path.join(TOOLS, "plot"), "--help"],
-                env=dict(os.environ, RDMASWEEP_TOOLS_REEXEC="matplotlib"))
+        self.assertIn(f"usage: tools/{tool}", r.stdout)
+        # Told it already re-ran once for the module: fails with one line instead.
+        r = run([exe, os.path.join(TOOLS, tool), "--help"], env=dict(os.environ, RDMASWEEP_TOOLS_REEXEC=module))
         self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr, "plot: needs matplotlib: apt-get install python3-matplotlib\n")
+        self.assertEqual(r.stderr, f"{tool}: needs {module}: apt-get install {apt_package}\n")
+
+    def test_plot_reruns_under_a_python_with_matplotlib(self):
+        self.check_rerun("plot", "matplotlib", "python3-matplotlib")
+
+    def test_compare_reruns_under_a_python_with_scipy(self):
+        self.check_rerun("compare", "scipy", "python3-scipy")
 
     def test_symlinked_scripts_find_their_package_and_keep_their_name(self):
         # As installed: bin/rdmasweep-plot -> ../share/rdmasweep/tools/plot, in a tree of its own.

@@ -282,7 +282,8 @@ class MannWhitney(TempDirCase):
 
     def test_p_values(self):
         mw = self.cmp.mann_whitney
-        # reference values (scipy.stats.mannwhitneyu, two-sided, exact / asymptotic with continuity)
+        # two-sided: exact without ties (1..5 vs 6..10: 2 orderings of C(10,5) = 252 as
+        # extreme), normal approximation with continuity correction with ties
         self.assertAlmostEqual(mw([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), 2 / 252, places=12)
         self.assertAlmostEqual(mw([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]), 0.6904761904761905, places=12)
         self.assertAlmostEqual(mw([1, 2, 3], [4, 5, 6]), 0.1, places=12)
