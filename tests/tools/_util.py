@@ -1,4 +1,5 @@
-"""Shared helpers for the tools/ tests: paths, running a tool, building result files."""
+"""Shared helpers for the tools/ tests: paths, running a tool, building result files,
+reading the pictures a tool drew."""
 
 import copy
 import gzip
@@ -47,6 +48,26 @@ def run_tool(name, *args, timeout=300):
     """Runs tools/NAME with this interpreter; returns the CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(TOOLS, name), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def read_image(path):
+    """A PNG's pixels as matplotlib reads it: an array of height x width x channels
+    (RGB or RGBA), floats in 0..1. Imports matplotlib: only the tests that read
+    pictures need it."""
+    import matplotlib.image
+    return matplotlib.image.imread(path)
+
+
+def colour_stats(path):
+    """(distinct colours, share of pixels that are not the most common colour)."""
+    import numpy
+    img = read_image(path)
+    px = numpy.round(img * 255).astype(numpy.uint8).reshape(-1, img.shape[2] if img.ndim == 3 else 1)
+    _colours, counts = numpy.unique(px, axis=0, return_counts=True)
+    return len(counts), 1 - counts.max() / len(px)
 
 
 def load(name):
