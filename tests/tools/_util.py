@@ -1,7 +1,11 @@
-"""Shared helpers for the tools/ tests: paths, running a tool, building result files."""
+"""Shared helpers for the tools/ tests: paths, running a tool, building result files,
+reading the pictures a tool drew."""
 
 import copy
 import gzip
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -14,12 +18,56 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(HERE, "data")
 TOOLS = os.path.join(ROOT, "tools")
+PACKAGE = os.path.join(TOOLS, "rdmasweep_py")
+
+
+def tools_module(name):
+    """tools/rdmasweep_py/NAME.py (e.g. "results"), imported from its place in the
+    tree: the package is registered once under its own name, so its modules'
+    relative imports and a tool script's `from rdmasweep_py import ...` resolve."""
+    if "rdmasweep_py" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("rdmasweep_py", os.path.join(PACKAGE, "__init__.py"),
+                                                      submodule_search_locations=[PACKAGE])
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules["rdmasweep_py"] = pkg
+        spec.loader.exec_module(pkg)
+    return importlib.import_module("rdmasweep_py." + name)
+
+
+def tool_script(name):
+    """tools/NAME (a script without .py) imported as a module, e.g. to call its functions."""
+    tools_module("common")  # the package the script imports
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_") + "_tool", os.path.join(TOOLS, name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
 
 
 def run_tool(name, *args, timeout=300):
     """Runs tools/NAME with this interpreter; returns the CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(TOOLS, name), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def read_image(path):
+    """A PNG's pixels as matplotlib reads it: an array of height x width x channels
+    (RGB or RGBA), floats in 0..1. Imports matplotlib: only the tests that read
+    pictures need it."""
+    import matplotlib.image
+    return matplotlib.image.imread(path)
+
+
+def colour_stats(path):
+    """(distinct colours, share of pixels that are not the most common colour)."""
+    import numpy
+    img = read_image(path)
+    px = numpy.round(img * 255).astype(numpy.uint8).reshape(-1, img.shape[2] if img.ndim == 3 else 1)
+    _colours, counts = numpy.unique(px, axis=0, return_counts=True)
+    return len(counts), 1 - counts.max() / len(px)
 
 
 def load(name):

@@ -1,24 +1,14 @@
 """tools/compare: verdicts, exit codes, thresholds, outputs, Mann-Whitney."""
 
 import copy
-import importlib.machinery
-import importlib.util
 import json
 import os
 import unittest
 
-from _util import TOOLS, DATA, TempDirCase, load, run_tool, save, with_reps
+from _util import DATA, TempDirCase, load, run_tool, save, tool_script, with_reps
 
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
 LAT_POINT = "send/lat/qps:1/size:64/cq:516"
-
-
-def compare_module():
-    loader = importlib.machinery.SourceFileLoader("compare_tool", os.path.join(TOOLS, "compare"))
-    spec = importlib.util.spec_from_loader("compare_tool", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 def read_json(path):
@@ -288,11 +278,12 @@ class ComparePlainGoogleBenchmark(TempDirCase):
 class MannWhitney(TempDirCase):
     def setUp(self):
         super().setUp()
-        self.cmp = compare_module()
+        self.cmp = tool_script("compare")
 
     def test_p_values(self):
         mw = self.cmp.mann_whitney
-        # reference values (scipy.stats.mannwhitneyu, two-sided, exact / asymptotic with continuity)
+        # two-sided: exact without ties (1..5 vs 6..10: 2 orderings of C(10,5) = 252 as
+        # extreme), normal approximation with continuity correction with ties
         self.assertAlmostEqual(mw([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), 2 / 252, places=12)
         self.assertAlmostEqual(mw([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]), 0.6904761904761905, places=12)
         self.assertAlmostEqual(mw([1, 2, 3], [4, 5, 6]), 0.1, places=12)

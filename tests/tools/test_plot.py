@@ -4,8 +4,7 @@ import os
 import unittest
 import xml.etree.ElementTree as ET
 
-from _png import SIGNATURE, read_png
-from _util import DATA, TempDirCase, run_tool, save, load
+from _util import DATA, PNG_SIGNATURE, TempDirCase, colour_stats, load, read_image, run_tool, save
 
 SINGLE = ["bandwidth", "message_rate", "latency", "latency_hist", "latency_cdf"]
 RATIOS = ["bandwidth_ratio", "message_rate_ratio", "latency_ratio"]
@@ -18,9 +17,13 @@ class PlotCase(TempDirCase):
             self.assertTrue(os.path.isfile(png), f"{png} missing")
             self.assertTrue(os.path.isfile(svg), f"{svg} missing")
             with open(png, "rb") as f:
-                self.assertEqual(f.read(8), SIGNATURE, png)
-            width, height, _bpp, _rows = read_png(png)
+                self.assertEqual(f.read(8), PNG_SIGNATURE, png)
+            height, width = read_image(png).shape[:2]
             self.assertGreater(width * height, 200 * 200, png)
+            # Drawn on: lines, text and anti-aliasing give many colours, a blank figure one.
+            colours, not_background = colour_stats(png)
+            self.assertGreater(colours, 100, f"{png} looks blank")
+            self.assertGreater(not_background, 0.03, f"{png} is almost all background")
             root = ET.parse(svg).getroot()
             self.assertTrue(root.tag.endswith("svg"), svg)
 

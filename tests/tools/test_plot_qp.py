@@ -2,17 +2,14 @@
 knob-suffix points kept apart, on a real QP-scaling sweep."""
 
 import os
-import sys
 import unittest
 
-from _util import TOOLS, TempDirCase, load, save
+from _util import TempDirCase, load, save, tools_module
 from test_plot import PlotCase
 
-sys.path.insert(0, TOOLS)
-import rdmasweep_results as rr  # noqa: E402
-
+rr = tools_module("results")
 try:
-    import rdmasweep_charts as charts  # needs matplotlib (run the tests with /usr/bin/python3)
+    charts = tools_module("charts")  # needs matplotlib (run the tests with /usr/bin/python3)
 except ImportError:  # pragma: no cover
     charts = None
 

@@ -7,8 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from _png import colour_stats
-from _util import TempDirCase, run_tool
+from _util import TempDirCase, colour_stats, run_tool
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 

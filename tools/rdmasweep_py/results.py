@@ -2,22 +2,16 @@
 
 Shared by tools/plot and tools/compare (stdlib only). A results file is Google
 Benchmark JSON ({"context": {...}, "benchmarks": [...]}); rdmasweep adds its
-own context keys, per-point counters and a FILE.hist.json beside it.
+own context keys, per-point counters and a FILE.hist.json beside it. A point's
+parameters come from its entries' `config` (its whole configuration), or from
+its name in files written before entries carried one.
 """
 
-import argparse
 import json
 import math
 import os
 import re
 import statistics
-
-
-class ArgParser(argparse.ArgumentParser):
-    """argparse with one-line errors ("tools/x: message", exit 2) instead of usage dumps."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 class InputError(Exception):
@@ -61,17 +55,44 @@ GBENCH_METRICS = {
 _TIME_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
 
+# The knob table (core/knobs.hpp) as the loader reads it: each key of an entry's
+# `config` -> (its tag in a point name, None for the name's fixed head
+# op/mode/qps:N/size:N/cq:N; its default). tests/tools/test_knobs.py checks it
+# against the built binary's `rdmasweep help --knobs`.
+KNOBS = {
+    "op": (None, "send"),
+    "mode": (None, "bw"),
+    "qps": (None, 1),
+    "size": (None, 65536),
+    "tx_depth": ("tx", 128),
+    "rx_depth": ("rx", 512),
+    "cq_depth": (None, 0),  # 0: what the QPs can have outstanding (the name's cq:N says what it came to)
+    "post_list": ("post", 1),
+    "signal_every": ("signal", 32),
+    "inline_size": ("inline", "auto"),  # auto: perftest's sizes, bounded by the device
+    "outs": ("outs", 0),  # 0: the devices' limit
+    "poll_batch": ("poll", 16),
+    "srq": ("srq", False),
+    "events": ("events", False),
+}
+# The rest of a `config`: how long a point runs, not which point it is.
+RUN_KEYS = ("iters", "duration", "warmup")
+# The loop knobs by name tag, in name order, and their defaults (a knob appears in a
+# name only when it differs from its default); SRQ is an axis of its own.
+KNOB_NAMES = tuple(tag for tag, _ in KNOBS.values() if tag and tag != "srq")
+KNOB_DEFAULTS = {tag: default for tag, default in KNOBS.values() if tag and tag != "srq"}
+
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
 # being on/off modes such as /srq (a shared receive queue).
 _NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)((?:/[a-z_]+)*)$")
-KNOB_NAMES = ("tx", "rx", "post", "signal", "inline", "outs", "poll")
-# A knob appears in a name only when it differs from rdmasweep's default (core/config.hpp LoopKnobs);
-# inline's default is "auto" (perftest's sizes bounded by the device), outs' 0 (the devices' limit).
-KNOB_DEFAULTS = {"tx": 128, "rx": 512, "post": 1, "signal": 32, "inline": "auto", "outs": 0, "poll": 16}
+_CQ_RE = re.compile(r"/cq:(\d+)(?:/|$)")
 
 
 def parse_name(name):
-    """Splits an rdmasweep point name into its parameters, or None if it is not one."""
+    """Splits an rdmasweep point name into its parameters, or None if it is not one:
+    {"op", "mode", "qps", "size", "cq", "knobs": {tag: value, only those not at
+    their default; True for a flag}, "srq"}. For files whose entries carry no
+    `config` (written before it)."""
     m = _NAME_RE.match(name)
     if not m:
         return None
@@ -86,6 +107,46 @@ def parse_name(name):
             knobs[f] = True
     return {"op": m.group(1), "mode": m.group(2), "qps": int(m.group(3)),
             "size": int(m.group(4)), "cq": int(m.group(5)), "knobs": knobs, "srq": "srq" in flags}
+
+
+def _count(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0:
+        raise ValueError(v)
+    return int(v)
+
+
+def params_from_config(cfg, name=""):
+    """A point's parameters, as parse_name gives them, from its entry's `config`;
+    None when the config lacks one of op, mode, qps, size or has a key this loader
+    does not know (a newer rdmasweep's knob: the name then says more). The CQ
+    depth is the one the point ran at: cq_depth 0 asks for a computed depth,
+    which only the name's cq:N records (0 when the name has none)."""
+    if not isinstance(cfg, dict) or any(k not in KNOBS and k not in RUN_KEYS for k in cfg):
+        return None
+    try:
+        op, mode, qps, size = cfg["op"], cfg["mode"], _count(cfg["qps"]), _count(cfg["size"])
+        cq = _count(cfg.get("cq_depth", 0))
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(op, str) or not isinstance(mode, str):
+        return None
+    if not cq:
+        m = _CQ_RE.search(name)
+        cq = int(m.group(1)) if m else 0
+    knobs = {}
+    for key, (tag, default) in KNOBS.items():
+        if tag is None or tag == "srq" or key not in cfg:
+            continue
+        v = cfg[key]
+        if isinstance(default, bool):
+            if v is True:
+                knobs[tag] = True
+        elif v != default:
+            try:
+                knobs[tag] = _count(v)
+            except ValueError:
+                return None
+    return {"op": op, "mode": mode, "qps": qps, "size": size, "cq": cq, "knobs": knobs, "srq": cfg.get("srq") is True}
 
 
 def knob_diff(knobs, ref):
@@ -136,10 +197,19 @@ class Point:
 
     def __init__(self, name):
         self.name = name
-        self.params = parse_name(name)
+        self.config = None      # the first of its entries' `config` objects
+        self.params = parse_name(name)  # until an entry brings its config
         self.runs = []          # iteration entries, in file order
         self.aggregates = {}    # aggregate_name -> entry
         self.errors = []        # error messages of failed runs
+
+    def add_config(self, cfg):
+        """Takes the point's parameters from an entry's `config` (the first one
+        that has them); the name's stay when none does."""
+        if self.config is None and isinstance(cfg, dict):
+            params = params_from_config(cfg, self.name)
+            if params is not None:
+                self.config, self.params = cfg, params
 
     @property
     def failed(self):
@@ -309,6 +379,7 @@ def load(path, with_hist=True):
             raise InputError(f"{path}: a benchmarks entry has no name")
         base = _base_name(e)
         p = points.setdefault(base, Point(base))
+        p.add_config(e.get("config"))
         if e.get("error_occurred"):
             p.errors.append(str(e.get("error_message") or "failed"))
         elif e.get("run_type") == "aggregate":

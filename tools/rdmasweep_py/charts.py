@@ -1,8 +1,8 @@
 """Shared chart plumbing for tools/plot: matplotlib (Agg) setup, file styles and
 colours, the Chart record, the Key and Series classes that turn a loaded result
-file into plotted points, labels and log axes, _save/_grid, and line_chart, the
-small-multiples line chart (with a ratio-to-the-first-file twin) that the metric
-charts in rdmasweep_metric_charts are built on. Every chart function takes the
+file into plotted points, labels and log axes, save_figure/subplot_grid, and
+line_chart, the small-multiples line chart (with a ratio-to-the-first-file twin)
+that the charts in metric_charts are built on. Every chart function takes the
 list of Series (one per file, the first being the reference for ratios) and
 returns the list of Chart records it wrote.
 """
@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
-from rdmasweep_results import knob_diff  # noqa: E402
+from .results import knob_diff  # noqa: E402
 
 FILE_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v")]
 COLOURS = plt.get_cmap("tab10").colors
@@ -110,12 +110,12 @@ def qps_label(qps):
     return f"{qps} QP" + ("s" if qps > 1 else "")
 
 
-def _op_col(op):
+def op_col(op):
     """An op's column key: (its rank in send, write, read order, its name in capitals)."""
     return ({"send": 0, "write": 1, "read": 2}.get(op, 3), op.upper())
 
 
-def _sanitize(name):
+def sanitize(name):
     """A point name as a file name: send/bw/qps:64/size:64/cq:512/srq -> send_bw_qps64_size64_cq512_srq."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name.replace(":", "")).strip("_")
 
@@ -128,7 +128,7 @@ def size_label(v):
     return str(v)
 
 
-def _log2_axis(ax, values, fmt=size_label):
+def log2_axis(ax, values, fmt=size_label):
     ax.set_xscale("log", base=2)
     vals = sorted(set(values))
     if len(vals) > 12:  # keep tick labels legible
@@ -139,7 +139,7 @@ def _log2_axis(ax, values, fmt=size_label):
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt(v)))
 
 
-def _plain_log(axis, values):
+def plain_log(axis, values):
     """Plain numbers (40, 100, 2000) on a log axis; minor labels when it spans
     too little for the decade labels alone to be readable."""
     vals = [v for v in values if v and v > 0]
@@ -155,17 +155,17 @@ def _log_y(ax, ys, use_log):
     ys = [y for y in ys if y and y > 0]
     if ys and use_log:
         ax.set_yscale("log")
-        _plain_log(ax.yaxis, ys)
+        plain_log(ax.yaxis, ys)
 
 
-def _file_handles(series):
+def file_handles(series):
     if len(series) < 2:
         return []
     return [Line2D([], [], color="0.25", linestyle=FILE_STYLES[i % len(FILE_STYLES)][0],
                    marker=FILE_STYLES[i % len(FILE_STYLES)][1], label=s.label) for i, s in enumerate(series)]
 
 
-def _save(fig, out_dir, name):
+def save_figure(fig, out_dir, name):
     files = []
     for ext in ("png", "svg"):
         path = os.path.join(out_dir, f"{name}.{ext}")
@@ -175,7 +175,7 @@ def _save(fig, out_dir, name):
     return files
 
 
-def _grid(nrows, ncols, w=5.0, h=3.6):
+def subplot_grid(nrows, ncols, w=5.0, h=3.6):
     return plt.subplots(nrows, ncols, figsize=(w * ncols + 1.2, h * nrows + 0.6), squeeze=False)
 
 
@@ -199,7 +199,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
     charts = []
     variants = [("", None)] + ([("_ratio", 0)] if ratio and len(series) > 1 else [])
     for suffix, ref in variants:
-        fig, axes = _grid(len(rows), len(cols))
+        fig, axes = subplot_grid(len(rows), len(cols))
         drawn = set()
         for (r, c), ax in ((rc, axes[rows.index(rc[0])][cols.index(rc[1])]) for rc in panels):
             xs_all, ys_all = [], []
@@ -231,7 +231,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
                     ys_all += ys
             if not xs_all:
                 continue
-            _log2_axis(ax, xs_all, xfmt)
+            log2_axis(ax, xs_all, xfmt)
             if ref is None:
                 _log_y(ax, ys_all, use_log)  # minor labels by this panel's own range
                 ax.set_ylabel(ylabel + (" (log)" if use_log and "log" not in ylabel else ""))
@@ -246,7 +246,7 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
         for ax in axes.flat:
             if not ax.has_data():
                 ax.set_visible(False)
-        files = _file_handles(series)
+        files = file_handles(series)
         handles = [Line2D([], [], color=colour[k], label=k[-1]) for k in keys if k in drawn] + (
             files if ref is None else files[:ref] + files[ref + 1:])
         top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
@@ -254,13 +254,13 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
         top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
                          frameon=False)
         t = title + (f" (ratio to {series[ref].label})" if ref is not None else "")
-        fig.suptitle(t + (f"\n{_wrap(note, fig)}" if note else ""), fontsize=12)
+        fig.suptitle(t + (f"\n{wrap_note(note, fig)}" if note else ""), fontsize=12)
         fig.tight_layout()
-        charts.append(Chart(name + suffix, t, _save(fig, out_dir, name + suffix), note))
+        charts.append(Chart(name + suffix, t, save_figure(fig, out_dir, name + suffix), note))
     return charts
 
 
-def _wrap(note, fig):
+def wrap_note(note, fig):
     """A note wrapped to the figure's width (about 11 characters per inch at 12 pt)."""
     width = max(60, int(fig.get_figwidth() * 11))
     return "\n".join(textwrap.fill(part, width) for part in note.split("\n"))

@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from rdmasweep_charts import Chart, _sanitize, _save  # noqa: E402
+from .charts import Chart, sanitize, save_figure  # noqa: E402
 
 
 def is_mesh(doc):
@@ -62,5 +62,5 @@ def heatmaps(doc, out_dir):
         ax.set_ylabel("source rank")
         title = f"{ctx['pattern']}: {point}"
         ax.set_title(title, fontsize=10)
-        charts.append(Chart("mesh-" + _sanitize(point), title, _save(fig, out_dir, "mesh-" + _sanitize(point))))
+        charts.append(Chart("mesh-" + sanitize(point), title, save_figure(fig, out_dir, "mesh-" + sanitize(point))))
     return charts

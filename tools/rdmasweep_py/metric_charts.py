@@ -6,7 +6,7 @@ chart leaves out or labels. Each takes the list of Series and the output folder
 and returns the Chart records it wrote (none when it has nothing to draw).
 """
 
-from rdmasweep_charts import _op_col, line_chart, qps_label, series_label, size_label
+from .charts import line_chart, op_col, qps_label, series_label, size_label
 
 PERCENTILES = [("lat_p50_us", "p50"), ("lat_p99_us", "p99"), ("lat_p999_us", "p99.9")]
 
@@ -43,7 +43,7 @@ def bandwidth(series, out_dir):
         for k, p, variant, adj in s.plotted():
             v = _yv(p, "bytes_per_second", 8 / 1e9, adj)
             if k.mode == "bw" and v:
-                d.setdefault(((0, ""), _op_col(k.op)), {}).setdefault(
+                d.setdefault(((0, ""), op_col(k.op)), {}).setdefault(
                     (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), {})[k.size] = v
         data.append(d)
     return line_chart(series, out_dir, "bandwidth", "Bandwidth vs message size (payload Gb/s)", data,
@@ -62,7 +62,7 @@ def message_rate(series, out_dir):
         for k, p, variant, adj in s.plotted():
             v = _yv(p, "items_per_second", scale, adj)
             if k.mode == "bw" and k.size in sizes and v:
-                d.setdefault(((0, ""), _op_col(k.op)), {}).setdefault(
+                d.setdefault(((0, ""), op_col(k.op)), {}).setdefault(
                     (k.size, k.srq, variant, series_label(f"{size_label(k.size)} B", k.srq, variant)), {})[k.qps] = v
         data.append(d)
     return line_chart(series, out_dir, "message_rate", "Message rate vs QP count", data,
@@ -83,7 +83,7 @@ def latency(series, out_dir):
             for i, (metric, pname) in enumerate(PERCENTILES):
                 v = _yv(p, metric, 1.0, adj)
                 if v:
-                    d.setdefault((row, _op_col(k.op)), {}).setdefault((i, pname), {})[k.size] = v
+                    d.setdefault((row, op_col(k.op)), {}).setdefault((i, pname), {})[k.size] = v
         data.append(d)
     knobs = _knob_note(series)
     note = "; ".join([f"{op.upper()}: {k}" for op, k in sorted(kinds.items())] + ([knobs] if knobs else []))
@@ -103,7 +103,7 @@ def cq_depth(series, out_dir):
                 v = _yv(p, "bytes_per_second", 8 / 1e9)
                 if v:
                     cq = p.params["cq"]
-                    d.setdefault((_op_col(k.op), (k.qps, k.srq, series_label(qps_label(k.qps), k.srq))), {}).setdefault(
+                    d.setdefault((op_col(k.op), (k.qps, k.srq, series_label(qps_label(k.qps), k.srq))), {}).setdefault(
                         (cq, f"CQ depth {cq}"), {})[k.size] = v
         data.append(d)
     if not any(data):
@@ -134,7 +134,7 @@ def cpu_cost(series, out_dir):
             line, x = (k.size, k.srq, variant, series_label(f"{size_label(k.size)} B", k.srq, variant)), k.qps
         else:
             line, x = (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), k.size
-        data[fi].setdefault((mode, _op_col(k.op)), {}).setdefault(line, {})[x] = (med, lo, hi, adj)
+        data[fi].setdefault((mode, op_col(k.op)), {}).setdefault(line, {})[x] = (med, lo, hi, adj)
     note = "user + system CPU of the client process / messages"
     knobs = _knob_note(series)
     if by_qps:
@@ -160,7 +160,7 @@ def counters(series, out_dir):
             any_counter = True
             med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
             mode = {"bw": (0, "bandwidth mode"), "lat": (1, "latency mode")}[k.mode]
-            d.setdefault((mode, _op_col(k.op)), {}).setdefault(
+            d.setdefault((mode, op_col(k.op)), {}).setdefault(
                 (k.qps, k.srq, variant, series_label(qps_label(k.qps), k.srq, variant)), {})[k.size] = (
                     med, r[0] if len(r) > 1 else None, r[-1] if len(r) > 1 else None, adj)
         data.append(d)

@@ -14,9 +14,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from rdmasweep_charts import (COLOURS, FILE_STYLES, Chart, _file_handles, _grid, _log2_axis,  # noqa: E402
-                              _op_col, _plain_log, _sanitize, _save, _wrap, series_label, size_label)
-from rdmasweep_results import jain  # noqa: E402
+from .charts import (COLOURS, FILE_STYLES, Chart, file_handles, log2_axis, op_col, plain_log,  # noqa: E402
+                     sanitize, save_figure, series_label, size_label, subplot_grid, wrap_note)
+from .results import jain  # noqa: E402
 
 
 def fairness(series, out_dir):
@@ -31,7 +31,7 @@ def fairness(series, out_dir):
             j, r = s.rf.fairness(p)
             if j is None:
                 continue
-            lk = (_op_col(k.op), k.size, k.srq, variant)
+            lk = (op_col(k.op), k.size, k.srq, variant)
             by.setdefault(lk, {})[k.qps] = (j, r)
         for lk, pts in sorted(by.items()):
             if len(pts) > 1:
@@ -56,7 +56,7 @@ def fairness(series, out_dir):
             ax_r.plot(rx, [pts[x][1] for x in rx], linestyle=ls, marker=mk, markersize=4,
                       color=colour[(lk, label)])
     for ax in (ax_j, ax_r):
-        _log2_axis(ax, qps_all, lambda v: str(int(round(v))))
+        log2_axis(ax, qps_all, lambda v: str(int(round(v))))
         ax.set_xlabel("QPs (log2)")
     ax_j.set_ylim(0, 1.05)
     ax_j.axhline(1.0, color="0.3", linewidth=0.8)
@@ -67,7 +67,7 @@ def fairness(series, out_dir):
     top = max(ratios) if ratios else 1.0
     ax_r.set_ylim(0.95, max(1.1, top * 1.08))
     ax_r.axhline(1.0, color="0.3", linewidth=0.8)
-    handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + _file_handles(series)
+    handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + file_handles(series)
     ax_r.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
     note = []
     if starved:
@@ -78,9 +78,9 @@ def fairness(series, out_dir):
         note.append("fixed-count runs (--iters) send the same number of messages on every QP; "
                     "use --duration for fairness")
     title = "Fairness across QPs vs QP count"
-    fig.suptitle(title + ("\n" + _wrap("; ".join(note), fig) if note else ""), fontsize=12)
+    fig.suptitle(title + ("\n" + wrap_note("; ".join(note), fig) if note else ""), fontsize=12)
     fig.tight_layout()
-    return [Chart("fairness", title, _save(fig, out_dir, "fairness"), "; ".join(note))]
+    return [Chart("fairness", title, save_figure(fig, out_dir, "fairness"), "; ".join(note))]
 
 
 def pick_qp_bar_points(series, regex, cap):
@@ -159,13 +159,13 @@ def qp_bars(series, out_dir, picks):
                      f"Jain {j:.4f} (1 = fair)" if j is not None else f"{name}{label}\n{n} QPs · no messages",
                      fontsize=11)
         fig.tight_layout()
-        base = f"qp-bars-{_sanitize(name)}"
+        base = f"qp-bars-{sanitize(name)}"
         fname, i = base, 2
         while fname in used:
             fname, i = f"{base}-{i}", i + 1
         used.add(fname)
         title = f"Messages per QP: {name}{label}"
-        charts.append(Chart(fname, title, _save(fig, out_dir, fname)))
+        charts.append(Chart(fname, title, save_figure(fig, out_dir, fname)))
     return charts
 
 
@@ -199,7 +199,7 @@ def latency_distribution(series, out_dir, names):
         return []
     ncols = min(3, len(names))
     nrows = math.ceil(len(names) / ncols)
-    figs = {"latency_hist": _grid(nrows, ncols, 4.6, 3.3), "latency_cdf": _grid(nrows, ncols, 4.6, 3.3)}
+    figs = {"latency_hist": subplot_grid(nrows, ncols, 4.6, 3.3), "latency_cdf": subplot_grid(nrows, ncols, 4.6, 3.3)}
     for i, name in enumerate(names):
         hs = [(fi, s, _buckets_us(s.rf.hist[name]["histogram"])) for fi, s in enumerate(series)
               if name in s.rf.hist and s.rf.hist[name].get("histogram")]
@@ -236,7 +236,7 @@ def latency_distribution(series, out_dir, names):
                     ax.set_ylabel("cumulative share")
                     ax.set_ylim(0, 1.02)
             ax.set_xscale("log")
-            _plain_log(ax.xaxis, [lo, hi])
+            plain_log(ax.xaxis, [lo, hi])
             ax.set_xlabel("latency (µs, log)" + (f" — {kind}" if kind and len(kind) < 30 else ""))
             ax.set_title(name, fontsize=9)
     charts = []
@@ -251,5 +251,5 @@ def latency_distribution(series, out_dir, names):
         title = "Latency distribution" if key == "latency_hist" else "Latency CDF"
         fig.suptitle(title, fontsize=12)
         fig.tight_layout()
-        charts.append(Chart(key, title, _save(fig, out_dir, key)))
+        charts.append(Chart(key, title, save_figure(fig, out_dir, key)))
     return charts

@@ -1,0 +1,90 @@
+"""The loader knows every knob of the built rdmasweep (`rdmasweep help --knobs`): its
+`config` key, its tag in point names and its default. A knob added to core/knobs.hpp
+but not to tools/rdmasweep_py/results.py fails here.
+
+The binary: $RDMASWEEP_BIN, else bench/rdmasweep in $RDMASWEEP_BUILD_DIR, in the
+repository's build/, or in a build/ beside the repository. Without one the tests
+skip, except under CI (CI set) or with RDMASWEEP_BIN set, where they fail."""
+
+import json
+import os
+import subprocess
+import unittest
+
+from _util import ROOT, tools_module
+
+rr = tools_module("results")
+
+
+def find_binary():
+    """(path or None, why not)."""
+    if os.environ.get("RDMASWEEP_BIN"):
+        b = os.environ["RDMASWEEP_BIN"]
+        return (b, "") if os.path.isfile(b) and os.access(b, os.X_OK) else (None, f"RDMASWEEP_BIN={b}: not an executable")
+    cands = [os.path.join(ROOT, "build", "bench", "rdmasweep"),
+             os.path.join(os.path.dirname(ROOT), "build", "bench", "rdmasweep")]
+    if os.environ.get("RDMASWEEP_BUILD_DIR"):
+        cands.insert(0, os.path.join(os.environ["RDMASWEEP_BUILD_DIR"], "bench", "rdmasweep"))
+    found = next((c for c in cands if os.path.isfile(c) and os.access(c, os.X_OK)), None)
+    return found, "" if found else ("no built rdmasweep: set RDMASWEEP_BIN or build it (cmake -S . -B build && "
+                                    "cmake --build build --target rdmasweep)")
+
+
+class KnobTable(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.binary, cls.why = find_binary()
+        cls.knobs = None
+        if cls.binary:
+            r = subprocess.run([cls.binary, "help", "--knobs"], capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                raise AssertionError(f"{cls.binary} help --knobs: exit {r.returncode}: {r.stderr}")
+            cls.knobs = json.loads(r.stdout)
+
+    def setUp(self):
+        if self.binary is None:
+            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
+                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
+            self.skipTest(self.why)
+
+    def test_every_knob_is_known_to_the_loader(self):
+        self.assertGreater(len(self.knobs), 10)
+        for k in self.knobs:
+            with self.subTest(knob=k["key"]):
+                self.assertEqual(set(k), {"key", "tag", "flag", "default", "help"})
+                self.assertIn(k["key"], rr.KNOBS, f"{k['key']} ({k['flag']}) is missing from results.KNOBS")
+                tag, default = rr.KNOBS[k["key"]]
+                self.assertEqual(tag, k["tag"])
+                self.assertEqual(default, k["default"])
+                self.assertIs(type(default), type(k["default"]))  # False is not 0
+
+    def test_the_loader_knows_no_other_knob(self):
+        self.assertEqual(set(rr.KNOBS), {k["key"] for k in self.knobs})
+        self.assertTrue(set(rr.RUN_KEYS).isdisjoint(rr.KNOBS))
+
+    def test_name_tags_are_in_the_binary_order(self):
+        tags = [k["tag"] for k in self.knobs if k["tag"] and k["tag"] != "srq"]
+        self.assertEqual(list(rr.KNOB_NAMES), tags)
+
+    def test_each_knob_off_its_default_reads_as_its_name_does(self):
+        # A config with one knob off its default gives the parameters of the name
+        # rdmasweep gives that point (the tag appended, ":value" unless a flag).
+        base = {k["key"]: k["default"] for k in self.knobs}
+        head = "send/bw/qps:1/size:65536/cq:64"
+        for k in self.knobs:
+            if not k["tag"]:
+                continue
+            d = k["default"]
+            v = True if isinstance(d, bool) else 64 if d == "auto" else d + 1
+            with self.subTest(knob=k["key"], value=v):
+                cfg = dict(base, **{k["key"]: v, "cq_depth": 64})
+                name = head + "/" + k["tag"] + ("" if v is True else f":{v}")
+                params = rr.params_from_config(cfg, name)
+                self.assertIsNotNone(params)
+                self.assertEqual(params, rr.parse_name(name))
+                self.assertEqual(params, rr.params_from_config(dict(cfg, cq_depth=0), name))
+        self.assertEqual(rr.params_from_config(dict(base, cq_depth=0), head), rr.parse_name(head))
+
+
+if __name__ == "__main__":
+    unittest.main()
