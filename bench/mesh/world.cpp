@@ -65,6 +65,20 @@ void reap_sends() {
   }
 }
 
+// Takes every heartbeat that has arrived, telling `seen` whose.
+template <class Seen>
+void read_beats(Seen seen) {
+  while (true) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) return;
+    char b = 0;
+    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    seen(st.MPI_SOURCE);
+  }
+}
+
 void nap() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
 
 // Completes a non-blocking collective, or throws RanksGone when a rank it needs
@@ -105,14 +119,7 @@ void stop_liveness() {
   s.on = false;
   for (Outgoing& o : outgoing()) MPI_Wait(&o.req, MPI_STATUS_IGNORE);  // all were received before the barrier
   outgoing().clear();
-  while (true) {
-    int flag = 0;
-    MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
-    if (!flag) break;
-    char b = 0;
-    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
+  read_beats([](int) {});
 }
 
 const std::set<int>& poll_liveness() {
@@ -128,15 +135,7 @@ const std::set<int>& poll_liveness() {
     }
     s.last_sent = now;
   }
-  while (true) {
-    int flag = 0;
-    MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
-    if (!flag) break;
-    char b = 0;
-    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    s.last_seen[static_cast<size_t>(st.MPI_SOURCE)] = now;
-  }
+  read_beats([&](int from) { s.last_seen[static_cast<size_t>(from)] = now; });
   for (int r = 0; r < s.w.size; ++r)
     if (r != s.w.rank && now - s.last_seen[static_cast<size_t>(r)] > s.silence) s.gone.insert(r);
   reap_sends();
