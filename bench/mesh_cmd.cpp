@@ -69,8 +69,10 @@ std::chrono::milliseconds liveness_silence(int timeout_s) {
 }
 
 // A rank stopped answering: rank 0 writes the results (the phase's entries are in,
-// the run marked incomplete with the reason) and takes the job down; the others wait
-// for that, or take it down themselves when rank 0 is the one gone. Never hangs.
+// the run marked incomplete with the reason) and exits non-zero, which makes mpirun
+// end the job; the others wait for that (their results may still be on their way to
+// rank 0), or exit at once when rank 0 is the one gone. Exits rather than calling
+// MPI_Abort, whose status mpirun --enable-recovery does not pass on. Never hangs.
 [[noreturn]] void rank_gone(const World& w, const std::vector<std::string>& hosts, const RanksGone& e,
                             MeshReport* report) {
   const bool root_gone = std::find(e.ranks.begin(), e.ranks.end(), 0) != e.ranks.end();
@@ -79,15 +81,16 @@ std::chrono::milliseconds liveness_silence(int timeout_s) {
     std::fprintf(stderr, "rdmasweep mesh: %s; results so far: %s (marked incomplete)\n", e.what(),
                  report->path().c_str());
   } else if (root_gone) {
-    std::fprintf(stderr, "rdmasweep mesh: rank %d: %s: rank 0 writes the results, so %s holds the points before it\n",
-                 w.rank, describe_ranks(e.ranks, hosts).c_str(), "the results file");
+    std::fprintf(stderr,
+                 "rdmasweep mesh: rank %d: %s stopped answering: rank 0 writes the results, so they hold only the "
+                 "phases before\n",
+                 w.rank, describe_ranks(e.ranks, hosts).c_str());
   } else {
-    // Rank 0 is writing the results and will end the job; if it goes silent too, end it here.
     wait_until([] { return poll_liveness().count(0) > 0; });
   }
+  std::fflush(stdout);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, kFailed);
-  std::abort();
+  std::_Exit(kFailed);
 }
 
 int run_mesh(const World& w, int argc, char** argv) {
