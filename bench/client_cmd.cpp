@@ -87,6 +87,56 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
   return c;
 }
 
+// What this side will use and what it lacks, before the first point.
+void announce(const LocalFabric& fabric, const control::Hello& server, size_t points) {
+  std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n",
+               fabric.dev.name().c_str(), fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(),
+               gid_to_string(fabric.gid.gid).c_str(), fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(),
+               points, server.host.c_str(), server.device.c_str());
+  if (!fabric.counters.available())
+    std::fprintf(stderr, "rdmasweep: %s has no port counters (%s): the results carry none from this side\n",
+                 fabric.dev.name().c_str(), fabric.counters.where().c_str());
+}
+
+// One Google Benchmark per point, each running it through the session; after a
+// failure that leaves client and server out of step (or an interrupt), the rest are
+// recorded as not run. QPs are created once per shape and reused across sizes.
+void register_points(const std::vector<TestConfig>& points, uint32_t repetitions, ClientSession& session,
+                     PointStore& store, Progress& progress, std::string& abort_reason) {
+  std::vector<uint64_t> slots = plan_slots(points);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const TestConfig& cfg = points[i];
+    const uint64_t slot = slots[i];
+    std::string name = point_name(cfg);
+    auto run_point = [&session, &store, &progress, &abort_reason, cfg, slot, name](benchmark::State& st) {
+      for (auto _ : st) {
+        if (!abort_reason.empty()) {
+          st.SkipWithError(("not run: " + abort_reason).c_str());
+          break;
+        }
+        progress.starting(name);
+        try {
+          PointResult r = session.run(cfg, slot);
+          st.SetIterationTime(r.seconds);
+          for (const auto& [k, v] : figures(r)) st.counters[k] = v;
+          if (r.latency) st.SetLabel(latency_kind(cfg));
+          store[name].push_back(std::move(r));
+        } catch (const std::exception& e) {
+          if (g_interrupted) abort_reason = "interrupted";
+          else if (session.broken()) abort_reason = std::string("an earlier point failed: ") + e.what();
+          st.SkipWithError(e.what());
+        }
+      }
+    };
+    benchmark::RegisterBenchmark(name.c_str(), run_point)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(static_cast<int>(repetitions))
+        ->ReportAggregatesOnly(false)
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 }  // namespace
 
 int client_main(int argc, char** argv) {
@@ -113,50 +163,12 @@ int client_main(int argc, char** argv) {
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
-  std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n", fabric.dev.name().c_str(),
-               fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(), gid_to_string(fabric.gid.gid).c_str(),
-               fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(), points.size(),
-               session.server().host.c_str(), session.server().device.c_str());
-  if (!fabric.counters.available())
-    std::fprintf(stderr, "rdmasweep: %s has no port counters (%s): the results carry none from this side\n",
-                 fabric.dev.name().c_str(), fabric.counters.where().c_str());
-
+  announce(fabric, session.server(), points.size());
 
   PointStore store;
   std::string abort_reason;
   Progress progress(points.size() * o.spec.repetitions, o.progress);
-  // QPs are created once per shape (QP count and loop knobs) and reused across sizes.
-  std::vector<uint64_t> slots = plan_slots(points);
-  for (size_t i = 0; i < points.size(); ++i) {
-    const TestConfig& cfg = points[i];
-    const uint64_t slot = slots[i];
-    std::string name = point_name(cfg);
-    benchmark::RegisterBenchmark(name.c_str(), [&, cfg, slot, name](benchmark::State& st) {
-      for (auto _ : st) {
-        if (!abort_reason.empty()) {
-          st.SkipWithError(("not run: " + abort_reason).c_str());
-          break;
-        }
-        progress.starting(name);
-        try {
-          PointResult r = session.run(cfg, slot);
-          st.SetIterationTime(r.seconds);
-          for (const auto& [k, v] : figures(r)) st.counters[k] = v;
-          if (r.latency) st.SetLabel(latency_kind(cfg));
-          store[name].push_back(std::move(r));
-        } catch (const std::exception& e) {
-          if (g_interrupted) abort_reason = "interrupted";
-          else if (session.broken()) abort_reason = std::string("an earlier point failed: ") + e.what();
-          st.SkipWithError(e.what());
-        }
-      }
-    })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Repetitions(static_cast<int>(o.spec.repetitions))
-        ->ReportAggregatesOnly(false)
-        ->Unit(benchmark::kMillisecond);
-  }
+  register_points(points, o.spec.repetitions, session, store, progress, abort_reason);
 
   std::vector<char*> gb_argv{argv[0]};
   for (const std::string& a : o.benchmark_args) gb_argv.push_back(const_cast<char*>(a.c_str()));

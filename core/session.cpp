@@ -68,6 +68,43 @@ void take_latency(PointResult& out, LatStats&& st) {
     out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
 }
 
+double effective_interval(double asked, const Workload& w) {
+  return asked >= 0 ? asked : w.duration > 0 ? kDefaultInterval : 0;
+}
+
+PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent) {
+  const TestConfig& cfg = res.cfg;
+  const Workload& w = cfg.work;
+  PointResult out;
+  out.cfg = cfg;
+  out.name = point_name(cfg);
+  out.inline_size = res.inline_size;
+  out.outs = res.rd_atomic;
+  sent.assign(w.qps, 0);
+  if (w.mode == Mode::Bw) {
+    if (w.warmup > 0) {
+      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
+      for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
+    }
+    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
+    out.cpu_seconds = st.cpu_seconds;
+    out.seconds = st.seconds;
+    out.per_qp = st.per_qp;
+    out.timeline = std::move(st.timeline);
+    for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
+  } else {
+    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl, interval);
+    out.cpu_seconds = st.cpu_seconds;
+    out.timeline = std::move(st.timeline);
+    for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
+    take_latency(out, std::move(st));
+  }
+  out.messages = 0;
+  for (uint64_t v : out.per_qp) out.messages += v;
+  out.bytes = out.messages * w.size;
+  return out;
+}
+
 // ---- client ----
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
@@ -140,36 +177,10 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
     }
   };
 
-  PointResult out;
+  std::vector<uint64_t> sent;
+  PointResult out = measure_point(res, ctl, effective_interval(opt_.interval, cfg.work), sent);
   out.setup_seconds = setup;
-  out.cfg = cfg;
-  out.name = point_name(cfg);
-  out.inline_size = res.inline_size;
-  out.outs = res.rd_atomic;
   const Workload& w = cfg.work;
-  const double interval = opt_.interval >= 0 ? opt_.interval : w.duration > 0 ? kDefaultInterval : 0;
-  std::vector<uint64_t> sent(w.qps, 0);
-  if (w.mode == Mode::Bw) {
-    if (w.warmup > 0) {
-      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
-      for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
-    }
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
-    out.cpu_seconds = st.cpu_seconds;
-    out.timeline = std::move(st.timeline);
-    out.seconds = st.seconds;
-    out.per_qp = st.per_qp;
-    for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
-  } else {
-    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl, interval);
-    out.cpu_seconds = st.cpu_seconds;
-    out.timeline = std::move(st.timeline);
-    for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
-    take_latency(out, std::move(st));
-  }
-  out.messages = 0;
-  for (uint64_t v : out.per_qp) out.messages += v;
-  out.bytes = out.messages * w.size;
 
   control::Counts done;
   done.per_qp = sent;

@@ -39,6 +39,16 @@ struct SessionOptions {
   std::function<void(const std::string&)> verbose;
 };
 
+// The interval a point samples throughput over time at: `asked` (--interval), or
+// when negative kDefaultInterval for duration points and none for counted ones.
+double effective_interval(double asked, const Workload& w);
+
+// The initiator's measured run of one point on connected resources: the warm-up
+// (bandwidth: a loop of its own; latency: inside the loop), the measured loop and the
+// point's figures. `sent` gets what was posted per QP, warm-up included (what the
+// peer must have received). The client and every mesh flow run exactly this.
+PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent);
+
 // Moves a latency loop's figures (histogram, per-QP min/mean/max) into a result.
 void take_latency(PointResult& out, LatStats&& st);
 

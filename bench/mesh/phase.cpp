@@ -67,39 +67,14 @@ void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
   fe.window_start = fe.window_end - seconds;
 }
 
+// A flow's initiator runs the client's measured run (core's measure_point); its
+// window is placed on the phase's common clock.
 void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero) {
-  TestResources& res = *fe.res;
-  const TestConfig& cfg = res.cfg;
-  const Workload& w = cfg.work;
-  PointResult& out = fe.result;
-  out.cfg = cfg;
-  out.name = point_name(cfg);
-  out.reused = fe.reused;
-  out.inline_size = res.inline_size;
-  out.outs = res.rd_atomic;
-  fe.sent.assign(w.qps, 0);
-  if (w.mode == Mode::Bw) {
-    if (w.warmup > 0) {
-      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
-      for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += warm.per_qp[q];
-    }
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl);
-    end_window(fe, zero, st.seconds);
-    out.cpu_seconds = st.cpu_seconds;  // over the measured window, as the loop defines it
-    out.seconds = st.seconds;
-    out.per_qp = st.per_qp;
-    for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] += st.per_qp[q];
-  } else {
-    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl);
-    end_window(fe, zero, st.seconds);
-    out.cpu_seconds = st.cpu_seconds;  // warm-up excluded
-    for (uint32_t q = 0; q < w.qps; ++q) fe.sent[q] = st.per_qp[q] + w.warmup;
-    take_latency(out, std::move(st));
-    fe.hist = histogram_json(out.hist);
-  }
-  out.messages = 0;
-  for (uint64_t v : out.per_qp) out.messages += v;
-  out.bytes = out.messages * w.size;
+  const Workload& w = fe.res->cfg.work;
+  fe.result = measure_point(*fe.res, ctl, effective_interval(-1, w), fe.sent);
+  fe.result.reused = fe.reused;
+  end_window(fe, zero, fe.result.seconds);
+  if (fe.result.latency) fe.hist = histogram_json(fe.result.hist);
 }
 
 // This rank's figures and errors for its ends of a phase's flows, for rank 0.
@@ -220,8 +195,13 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
     return true;
   };
   wait_until([&] { return all_finished(true); });
-  for (auto& fe : ends)
-    if (fe->initiator) send_to(fe->flow.dst, kTagDone, json{{"sent", fe->sent}, {"ok", fe->error.empty()}}.dump());
+  for (auto& fe : ends) {
+    if (!fe->initiator) continue;
+    control::Counts done;
+    done.per_qp = fe->sent;
+    done.per_qp.resize(wk.qps, 0);  // a sender that failed early may have counted nothing
+    send_to(fe->flow.dst, kTagDone, json{{"ok", fe->error.empty()}, {"counts", control::to_json(done)}}.dump());
+  }
   std::set<int> sources;
   for (auto& fe : ends)
     if (!fe->initiator) sources.insert(fe->flow.src);
@@ -241,9 +221,12 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
   };
   std::set<int> lost = receive_from(sources, kTagDone, [&](int src, const std::string& payload) {
     FlowEnd& fe = target_from(src);
+    // Decoded as the client's DONE is: a malformed one is a protocol error.
     json d = control::decode_payload(payload);
-    fe.peer_sent = d.value("sent", std::vector<uint64_t>{});
-    fe.peer_ok = d.value("ok", false);
+    if (!d.contains("ok") || !d["ok"].is_boolean() || !d.contains("counts"))
+      throw control::ProtocolError("rank " + std::to_string(src) + " sent a malformed DONE");
+    fe.peer_sent = control::counts_from_json(d["counts"], wk.qps).per_qp;
+    fe.peer_ok = d["ok"].get<bool>();
     finish_target(fe, fe.peer_sent);
   });
   for (int src : lost) {
