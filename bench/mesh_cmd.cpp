@@ -93,19 +93,30 @@ std::chrono::milliseconds liveness_silence(int timeout_s) {
   std::_Exit(kFailed);
 }
 
-int run_mesh(const World& w, int argc, char** argv) {
-  // Rank 0 parses everything and sends the points; every rank parses its own fabric options.
-  std::string status;  // rank 0: {"code", "error", "points", ...}
+// What every rank runs: rank 0 parses the command line and the sweep file and sends
+// the points (code != 0: the run stops with `error`); each rank parses its own fabric
+// options, since with mpirun's A : B launches they may differ.
+struct Sweep {
   MeshOptions o;
+  std::vector<TestConfig> points;
+  bool cap_to_cq = false;
+  uint32_t reps = 1;
+  int code = 0;
+  std::string error;
+};
+
+Sweep agree_on_sweep(const World& w, int argc, char** argv) {
+  Sweep sw;
+  std::string status;  // rank 0: {"code", "error", "points", ...}
   if (w.rank == 0) {
     json st;
     try {
       std::string help;
-      o = parse_mesh(argc, argv, &help, true);
-      std::vector<TestConfig> points = expand(o.spec);
+      sw.o = parse_mesh(argc, argv, &help, true);
+      std::vector<TestConfig> points = expand(sw.o.spec);
       if (w.size < 2) throw cli::UsageError("needs at least 2 ranks: start it with mpirun -np N (N >= 2)");
-      check_writable(o.out);
-      st = {{"code", 0}, {"points", points}, {"cap_to_cq", o.cap_to_cq}, {"repetitions", o.spec.repetitions}};
+      check_writable(sw.o.out);
+      st = {{"code", 0}, {"points", points}, {"cap_to_cq", sw.o.cap_to_cq}, {"repetitions", sw.o.spec.repetitions}};
     } catch (const cli::UsageError& e) {
       st = {{"code", kUsage}, {"error", std::string(e.what()) + " (see `rdmasweep mesh --help`)"}};
     } catch (const ConfigError& e) {
@@ -116,36 +127,42 @@ int run_mesh(const World& w, int argc, char** argv) {
     status = st.dump();
   }
   json st = json::parse(broadcast(w, status));
-  if (st["code"].get<int>() != 0) {
-    if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", st["error"].get<std::string>().c_str());
-    return st["code"].get<int>();
+  sw.code = st["code"].get<int>();
+  if (sw.code != 0) {
+    sw.error = st["error"].get<std::string>();
+    return sw;
   }
-  std::vector<TestConfig> points = st["points"].get<std::vector<TestConfig>>();
   // Rank 0's sweep, for every rank: the others did not read the sweep file.
-  const bool cap_to_cq = st["cap_to_cq"].get<bool>();
-  const uint32_t reps = st["repetitions"].get<uint32_t>();
+  sw.points = st["points"].get<std::vector<TestConfig>>();
+  sw.cap_to_cq = st["cap_to_cq"].get<bool>();
+  sw.reps = st["repetitions"].get<uint32_t>();
   if (w.rank != 0) {
     std::string help;
     try {
-      o = parse_mesh(argc, argv, &help, false);
+      sw.o = parse_mesh(argc, argv, &help, false);
     } catch (const std::exception&) {
       // Rank 0 parsed the same line (or, with A : B launches, its own); use the defaults.
     }
   }
+  return sw;
+}
 
-  // Rank 0 checked the name; each rank calibrates its own TSC.
+// Every rank opens its fabric and tells the others what it has (`ranks`, in rank
+// order); then checks every point against its device: with --cq-policy cap, first
+// shrunk to fit the smallest CQ of all ranks (the same points on every rank).
+// Returns the first rank's error, or "".
+std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& fabric, std::vector<json>& ranks,
+                       std::vector<std::string>& hosts) {
+  // Rank 0 checked the clock's name; each rank calibrates its own TSC.
   try {
-    ticks::init(ticks::parse(o.clock));
+    ticks::init(ticks::parse(sw.o.clock));
   } catch (const std::invalid_argument&) {
     ticks::init(ticks::Source::System);  // this rank's CPU has no TSC (A : B launches)
   }
-
-  // Every rank opens its fabric and tells the others what it has.
-  std::unique_ptr<LocalFabric> fabric;
   std::string err;
   json me;
   try {
-    fabric = std::make_unique<LocalFabric>(LocalFabric::open(o.fabric));
+    fabric = std::make_unique<LocalFabric>(LocalFabric::open(sw.o.fabric));
     control::Hello h = fabric->hello();
     me = {{"rank", w.rank},         {"host", h.host},           {"device", h.device},
           {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
@@ -157,114 +174,125 @@ int run_mesh(const World& w, int argc, char** argv) {
     err = e.what();
     me = {{"rank", w.rank}, {"host", hostname()}};
   }
-  std::vector<std::string> infos = allgather(w, me.dump());
-  std::vector<json> ranks;
-  Runner run;
-  run.w = w;
-  for (const std::string& s : infos) {
+  for (const std::string& s : allgather(w, me.dump())) {
     ranks.push_back(json::parse(s));
-    run.hosts.push_back(ranks.back().value("host", "?"));
+    hosts.push_back(ranks.back().value("host", "?"));
   }
-
-  // Then every rank checks every point against its device: with --cq-policy cap, first
-  // shrunk to fit the smallest CQ of all ranks (the same points on every rank).
   if (err.empty()) {
     try {
-      if (cap_to_cq) {
+      if (sw.cap_to_cq) {
         size_t smallest = 0;
         for (size_t r = 1; r < ranks.size(); ++r)
           if (ranks[r].value("max_cqe", INT64_MAX) < ranks[smallest].value("max_cqe", INT64_MAX)) smallest = r;
         const uint64_t max_cqe = ranks[smallest]["max_cqe"].get<uint64_t>();
-        cli::cap_points(points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
+        cli::cap_points(sw.points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
       }
-      for (const TestConfig& c : points) check_device_limits(c, fabric->dev);
+      for (const TestConfig& c : sw.points) check_device_limits(c, fabric->dev);
     } catch (const std::exception& e) {
       err = e.what();
     }
   }
-  if (std::string e = first_error(w, run.hosts, err); !e.empty()) {
+  return first_error(w, hosts, err);
+}
+
+// Rank 0's report, its context written, and what the run will do said on stderr.
+std::unique_ptr<MeshReport> start_report(const World& w, const Sweep& sw, const std::vector<json>& ranks,
+                                         const std::vector<std::vector<Flow>>& phases) {
+  const MeshOptions& o = sw.o;
+  json context = make_context(o, w, ranks, sw.points.size());
+  ticks::add_context(context);  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
+  auto report = std::make_unique<MeshReport>(o.out, std::move(context));
+  size_t width = 5;
+  for (const TestConfig& c : sw.points) width = std::max(width, point_name(c).size() + (sw.reps > 1 ? 7 : 0));
+  report->set_width(width);
+  size_t flows_per_point = 0;
+  for (const auto& p : phases) flows_per_point += p.size();
+  std::fprintf(stderr, "rdmasweep mesh: %s%s%s, %d ranks, %zu point(s), %zu flow(s) in %zu phase(s) per point\n",
+               to_string(o.pattern), o.pattern == Pattern::Pairs ? ", schedule " : "",
+               o.pattern == Pattern::Pairs ? to_string(effective_schedule(o, w.size)) : "", w.size, sw.points.size(),
+               flows_per_point, phases.size());
+  for (const json& r : ranks)
+    std::fprintf(stderr, "rdmasweep mesh:   rank %d: %s %s port %u, GID index %d (%s %s)\n", r["rank"].get<int>(),
+                 r.value("host", "").c_str(), r.value("device", "").c_str(), r.value("port", 0u), r.value("gid_index", -1),
+                 r.value("gid_type", "").c_str(), r.value("gid", "").c_str());
+  report->write(false);
+  return report;
+}
+
+// Every point, phase by phase, in Google Benchmark's order: a benchmark's repetitions
+// run back to back, so each phase (in pairs, each flow) runs its repetitions on the
+// same QPs, then gets its aggregates. Returns false when interrupted.
+bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow>>& phases, MeshReport* report) {
+  const World& w = run.w;
+  bool go_on = true;
+  for (size_t pi = 0; pi < sw.points.size() && go_on; ++pi) {
+    size_t instance = 0;
+    for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
+      std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
+      EntryPos at;
+      for (uint32_t rep = 0; rep < sw.reps && go_on; ++rep) {
+        at = EntryPos{pi, instance, rep, sw.reps, ph};
+        std::vector<json> entries;
+        quiet_barrier();  // one phase at a time: the others wait here
+        go_on = run.run_phase(sw.points[pi], at, phases[ph], entries);
+        if (w.rank != 0) continue;
+        if (sw.o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
+          entries.push_back(total_entry(sw.o.pattern, sw.points[pi], at, entries));
+          report->add(entries.back());
+        }
+        runs.insert(runs.end(), entries.begin(), entries.end());
+        report->write(false);
+      }
+      run.forget();
+      instance = at.instance;
+      if (!go_on || w.rank != 0) continue;
+      for (json& a : aggregate_entries(runs)) report->add(std::move(a));
+      report->write(false);
+    }
+  }
+  return go_on;
+}
+
+// Rank 0 writes the results complete (or interrupted) and decides the exit code.
+int finish_report(MeshReport& report, const MeshOptions& o, bool go_on) {
+  report.write(true, g_interrupted || !go_on ? "interrupted" : "");
+  std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report.failed(),
+               report.doc()["benchmarks"].size(), o.out.c_str(), report.hist_path().c_str());
+  if (report.print_if_unwritten()) return kFailed;
+  if (!go_on) return kInterrupted;
+  return report.failed() > 0 ? kFailed : kOk;
+}
+
+int run_mesh(const World& w, int argc, char** argv) {
+  Sweep sw = agree_on_sweep(w, argc, argv);
+  if (sw.code != 0) {
+    if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", sw.error.c_str());
+    return sw.code;
+  }
+  std::unique_ptr<LocalFabric> fabric;
+  std::vector<json> ranks;
+  Runner run;
+  run.w = w;
+  if (std::string e = open_ranks(w, sw, fabric, ranks, run.hosts); !e.empty()) {
     if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", e.c_str());
     return kFailed;
   }
-  run.o = o;
+  run.o = sw.o;
   run.fabric = fabric.get();
   // From here every wait notices a rank that stops answering (world.hpp).
-  start_liveness(w, liveness_silence(o.timeout_s));
-
-  std::vector<std::vector<Flow>> phases = phases_of(o.pattern, w.size, effective_schedule(o, w.size));
-  size_t flows_per_point = 0;
-  for (const auto& p : phases) flows_per_point += p.size();
+  start_liveness(w, liveness_silence(sw.o.timeout_s));
+  const std::vector<std::vector<Flow>> phases = phases_of(sw.o.pattern, w.size, effective_schedule(sw.o, w.size));
   std::unique_ptr<MeshReport> report;  // rank 0 only
-  if (w.rank == 0) {
-    json context = make_context(o, w, ranks, points.size());
-    ticks::add_context(context);  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
-    report = std::make_unique<MeshReport>(o.out, std::move(context));
-    run.report = report.get();
-    size_t width = 5;
-    for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (reps > 1 ? 7 : 0));
-    report->set_width(width);
-    std::fprintf(stderr, "rdmasweep mesh: %s%s%s, %d ranks, %zu point(s), %zu flow(s) in %zu phase(s) per point\n",
-                 to_string(o.pattern), o.pattern == Pattern::Pairs ? ", schedule " : "",
-                 o.pattern == Pattern::Pairs ? to_string(effective_schedule(o, w.size)) : "", w.size, points.size(),
-                 flows_per_point, phases.size());
-    for (const json& r : ranks)
-      std::fprintf(stderr, "rdmasweep mesh:   rank %d: %s %s port %u, GID index %d (%s %s)\n", r["rank"].get<int>(),
-                   r.value("host", "").c_str(), r.value("device", "").c_str(), r.value("port", 0u), r.value("gid_index", -1),
-                   r.value("gid_type", "").c_str(), r.value("gid", "").c_str());
-    report->write(false);
-  }
-
-  // Google Benchmark's order: a benchmark's repetitions run back to back, so each
-  // phase (in pairs, each flow) runs its repetitions on the same QPs, then gets its
-  // aggregates.
+  if (w.rank == 0) report = start_report(w, sw, ranks, phases);
+  run.report = report.get();
   bool go_on = true;
   try {
-    for (size_t pi = 0; pi < points.size() && go_on; ++pi) {
-      size_t instance = 0;
-      for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
-        const std::vector<Flow>& phase = phases[ph];
-        std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
-        EntryPos at;
-        for (uint32_t rep = 0; rep < reps && go_on; ++rep) {
-          at = EntryPos{pi, instance, rep, reps, ph};
-          std::vector<json> entries;
-          quiet_barrier();  // one phase at a time: the others wait here
-          go_on = run.run_phase(points[pi], at, phase, entries);
-          if (w.rank != 0) continue;
-          if (o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
-            entries.push_back(total_entry(o.pattern, points[pi], at, entries));
-            report->add(entries.back());
-          }
-          runs.insert(runs.end(), entries.begin(), entries.end());
-          report->write(false);
-        }
-        run.forget();
-        instance = at.instance;
-        if (!go_on) break;
-        if (w.rank != 0) continue;
-        for (json& a : aggregate_entries(runs)) report->add(std::move(a));
-        report->write(false);
-      }
-    }
+    go_on = run_points(run, sw, phases, report.get());
     stop_liveness();  // every rank got here: no heartbeat is left in flight
   } catch (const RanksGone& e) {
     rank_gone(w, run.hosts, e, report.get());  // does not return
   }
-  int code = kOk;
-  if (w.rank == 0) {
-    std::string reason = g_interrupted || !go_on ? "interrupted" : "";
-    report->write(true, reason);
-    std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report->failed(),
-                 report->doc()["benchmarks"].size(), o.out.c_str(), report->hist_path().c_str());
-    if (report->print_if_unwritten()) {
-      code = kFailed;
-    } else if (!go_on) {
-      code = kInterrupted;
-    } else if (report->failed() > 0) {
-      code = kFailed;
-    }
-  }
-  return broadcast(code);
+  return broadcast(w.rank == 0 ? finish_report(*report, sw.o, go_on) : kOk);
 }
 
 }  // namespace
