@@ -24,6 +24,38 @@ struct BwPlan {
 // A point's plan: its knobs as the loop reads them.
 BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 
+// Posts QP q's WRs while its send queue has room for a whole chain of post_list (a
+// shorter last chain to reach `target`), each signaled as the signal interval says.
+template <class Ops>
+inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uint64_t target, const BwPlan& p) {
+  while (s.posted < target && s.outstanding() + p.post_list <= p.depth) {
+    uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, target - s.posted));
+    ibv_send_wr* w = wrs.chain(q);
+    for (uint32_t i = 0; i < k; ++i) {
+      uint64_t seq = s.posted + i;
+      w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
+      w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
+                        (s.next_signaled(p.every, seq + 1 == target) ? IBV_SEND_SIGNALED : 0);
+    }
+    ibv_send_wr* saved = w[k - 1].next;
+    w[k - 1].next = nullptr;  // a short final chain
+    if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
+    w[k - 1].next = saved;
+    s.posted += k;
+  }
+}
+
+// New per-QP targets (`stop_at` of each QP's accounting); returns the QPs not there yet.
+template <class StopAt>
+inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>& target, StopAt stop_at) {
+  uint32_t unfinished = 0;
+  for (size_t q = 0; q < sq.size() && q < target.size(); ++q) {
+    target[q] = stop_at(sq[q]);
+    unfinished += sq[q].completed != target[q];
+  }
+  return unfinished;
+}
+
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
 // `sq` is the QPs' own accounting and carries over from the previous point.
 // `watch` is the one the Ops' poller (--events) checks while it sleeps: both must
@@ -32,7 +64,7 @@ BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 // kInterruptDrain, then throws RunAborted("interrupted").
 template <class Ops>
 LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch) {
-  const uint32_t nqp = p.nqp, depth = p.depth, post_list = p.post_list, every = p.every;
+  const uint32_t nqp = p.nqp, every = p.every;
   const bool timed = p.duration > 0;
   std::vector<uint64_t> target(nqp), first(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
@@ -60,24 +92,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
   while (unfinished > 0) {
-    for (uint32_t q = 0; q < nqp; ++q) {
-      SendQueue& s = sq[q];
-      while (s.posted < target[q] && s.outstanding() + post_list <= depth) {
-        uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(post_list, target[q] - s.posted));
-        ibv_send_wr* w = wrs.chain(q);
-        for (uint32_t i = 0; i < k; ++i) {
-          uint64_t seq = s.posted + i;
-          w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
-          w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
-                            (s.next_signaled(every, seq + 1 == target[q]) ? IBV_SEND_SIGNALED : 0);
-        }
-        ibv_send_wr* saved = w[k - 1].next;
-        w[k - 1].next = nullptr;  // a short final chain
-        if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
-        w[k - 1].next = saved;
-        s.posted += k;
-      }
-    }
+    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p);
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
@@ -100,23 +115,15 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
         aborting = stopping = true;
         watch.draining();
         abort_by = Clock::now() + kInterruptDrain;
-        unfinished = 0;
-        for (uint32_t q = 0; q < nqp; ++q) {
-          SendQueue& s = sq[q];
-          target[q] = s.posted - (every - s.until_signal);
-          if (s.completed != target[q]) ++unfinished;
-        }
+        unfinished = retarget(sq, target, [every](const SendQueue& s) { return s.posted - (every - s.until_signal); });
       } else if (aborting) {
         if (Clock::now() >= abort_by) break;
       } else if (timed && !stopping && Clock::now() >= deadline) {
         // Stop each QP at its next signaled WR so every posted WR is accounted for.
         stopping = true;
-        unfinished = 0;
-        for (uint32_t q = 0; q < nqp; ++q) {
-          SendQueue& s = sq[q];
-          target[q] = s.posted + (s.until_signal == every ? 0 : s.until_signal);
-          if (s.completed != target[q]) ++unfinished;
-        }
+        unfinished = retarget(sq, target, [every](const SendQueue& s) {
+          return s.posted + (s.until_signal == every ? 0 : s.until_signal);
+        });
       }
     }
   }
