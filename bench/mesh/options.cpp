@@ -27,6 +27,47 @@ const char* to_string(Pattern p) {
 
 const char* to_string(Schedule s) { return s == Schedule::Matching ? "matching" : "sequential"; }
 
+namespace {
+
+void set_pattern(MeshOptions& m, const std::string& pattern, const std::string& schedule) {
+  if (pattern == "pairs") m.pattern = Pattern::Pairs;
+  else if (pattern == "incast") m.pattern = Pattern::Incast;
+  else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
+  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  if (schedule.empty()) return;
+  if (schedule == "matching") m.schedule = Schedule::Matching;
+  else if (schedule == "sequential") m.schedule = Schedule::Sequential;
+  else throw cli::UsageError("--schedule: '" + schedule + "' is not one of matching, sequential");
+  if (m.pattern != Pattern::Pairs) throw cli::UsageError("--schedule orders --pattern pairs only");
+  m.schedule_given = true;
+}
+
+// The sweep (rank 0 only): the sweep file, then the command line's axes over it.
+void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& axis) {
+  try {
+    if (!m.config_file.empty()) m.spec = load_sweep_file(cli::resolve_sweep_file(m.config_file));
+    for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
+    if (axis.count("iters")) m.spec.duration = 0;
+  } catch (const ConfigError& e) {
+    throw cli::UsageError(e.what());
+  }
+  if (m.pattern != Pattern::Pairs) {
+    // Latency is a property of one link: it is measured by pairs. A sweep that also
+    // has bandwidth points (configs/quick.json) runs those and says what it left out.
+    std::vector<std::string> modes;
+    for (const std::string& mode : m.spec.mode)
+      if (mode != "lat") modes.push_back(mode);
+    if (modes.empty())
+      throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
+    if (modes.size() != m.spec.mode.size())
+      std::fprintf(stderr, "rdmasweep mesh: latency points skipped: --pattern %s measures bandwidth (latency runs with pairs)\n",
+                   to_string(m.pattern));
+    m.spec.mode = modes;
+  }
+}
+
+}  // namespace
+
 MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
   MeshOptions m;
   int gid = -1;
@@ -87,17 +128,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   if (gid < -1 || gid > 65535) throw cli::UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
   m.fabric.gid_index = gid;
   if (m.timeout_s < 1 || m.timeout_s > 86400) throw cli::UsageError("--timeout: must be between 1 and 86400 seconds");
-  if (pattern == "pairs") m.pattern = Pattern::Pairs;
-  else if (pattern == "incast") m.pattern = Pattern::Incast;
-  else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
-  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
-  if (!schedule.empty()) {
-    if (schedule == "matching") m.schedule = Schedule::Matching;
-    else if (schedule == "sequential") m.schedule = Schedule::Sequential;
-    else throw cli::UsageError("--schedule: '" + schedule + "' is not one of matching, sequential");
-    if (m.pattern != Pattern::Pairs) throw cli::UsageError("--schedule orders --pattern pairs only");
-    m.schedule_given = true;
-  }
+  set_pattern(m, pattern, schedule);
   if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
     throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
   m.plan_json = vm.count("json") > 0;
@@ -109,28 +140,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     throw cli::UsageError(e.what());
   }
   if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
-  if (load_sweep) {
-    try {
-      if (!m.config_file.empty()) m.spec = load_sweep_file(cli::resolve_sweep_file(m.config_file));
-      for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
-      if (axis.count("iters")) m.spec.duration = 0;
-    } catch (const ConfigError& e) {
-      throw cli::UsageError(e.what());
-    }
-    if (m.pattern != Pattern::Pairs) {
-      // Latency is a property of one link: it is measured by pairs. A sweep that also
-      // has bandwidth points (configs/quick.json) runs those and says what it left out.
-      std::vector<std::string> modes;
-      for (const std::string& mode : m.spec.mode)
-        if (mode != "lat") modes.push_back(mode);
-      if (modes.empty())
-        throw cli::UsageError(std::string("--mode lat runs with --pattern pairs only (got ") + to_string(m.pattern) + ")");
-      if (modes.size() != m.spec.mode.size())
-        std::fprintf(stderr, "rdmasweep mesh: latency points skipped: --pattern %s measures bandwidth (latency runs with pairs)\n",
-                     to_string(m.pattern));
-      m.spec.mode = modes;
-    }
-  }
+  if (load_sweep) load_mesh_sweep(m, axis);
   if (m.out.empty()) m.out = cli::default_out_path();
   return m;
 }
