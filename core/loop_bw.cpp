@@ -7,20 +7,6 @@ namespace rdmasweep {
 
 using namespace detail;
 
-namespace {
-// The real device calls; inlined into the loop.
-struct VerbsOps {
-  std::vector<ibv_qp*> qp;
-  Poller& poller;
-  Receives* receives;  // the receiver's
-  int post(uint32_t q, ibv_send_wr* w) {
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qp[q], w, &bad);
-  }
-  int poll(int, ibv_wc* wc) { return poller.poll(wc); }
-  uint32_t recv(const ibv_wc& wc) { return receives->complete(wc); }
-};
-}  // namespace
 
 namespace detail {
 BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration) {
@@ -44,8 +30,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
-  VerbsOps ops{{}, poller, nullptr};
-  for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
+  VerbsOps ops(r, poller, nullptr);
   return bw_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
@@ -60,7 +45,7 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   };
   IdleWatch watch(local);
   Poller poller(r, watch);
-  VerbsOps ops{{}, poller, &receives};
+  VerbsOps ops(r, poller, &receives);
   return bw_receiver_loop(ops, count, r.cfg.knobs.poll_batch, warmup, watch);
 }
 

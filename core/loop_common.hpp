@@ -169,6 +169,21 @@ class Receives {
   std::vector<ibv_sge> sge_;
 };
 
+// The real device calls the loops make, inlined into them (tests plug in a fake).
+struct VerbsOps {
+  std::vector<ibv_qp*> qp;
+  Poller& poller;
+  Receives* receives = nullptr;  // loops that take receive completions
+  VerbsOps(const TestResources& r, Poller& p, Receives* rx) : poller(p), receives(rx) {
+    for (const verbs::QueuePair& q : r.qps) qp.push_back(q.get());
+  }
+  int post(uint32_t q, ibv_send_wr* w) {
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(qp[q], w, &bad);
+  }
+  int poll(int, ibv_wc* wc) { return poller.poll(wc); }
+  uint32_t recv(const ibv_wc& wc) { return receives->complete(wc); }
+};
 
 ibv_wr_opcode opcode_of(Op op);
 

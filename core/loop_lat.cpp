@@ -10,20 +10,6 @@ namespace rdmasweep {
 
 using namespace detail;
 
-namespace {
-// The real device calls; inlined into the loop.
-struct VerbsOps {
-  std::vector<ibv_qp*> qp;
-  Poller& poller;
-  Receives& receives;
-  int post(uint32_t q, ibv_send_wr* w) {
-    ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qp[q], w, &bad);
-  }
-  int poll(int, ibv_wc* wc) { return poller.poll(wc); }
-  uint32_t recv(const ibv_wc& wc) { return receives.complete(wc); }
-};
-}  // namespace
 
 namespace detail {
 LatPlan lat_plan(const TestConfig& c, uint64_t warmup, uint64_t iters, double duration) {
@@ -57,8 +43,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   Receives receives(r);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
-  VerbsOps ops{{}, poller, receives};
-  for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
+  VerbsOps ops(r, poller, &receives);
   return lat_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
@@ -72,8 +57,7 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   Receives receives(r);
   IdleWatch watch(ctl);
   Poller poller(r, watch);
-  VerbsOps ops{{}, poller, receives};
-  for (const verbs::QueuePair& qp : r.qps) ops.qp.push_back(qp.get());
+  VerbsOps ops(r, poller, &receives);
   return lat_responder_loop(ops, wrs, r.sq, p, finished, watch);
 }
 
