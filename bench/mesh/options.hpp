@@ -29,6 +29,7 @@ struct MeshOptions {
   SweepSpec spec;
   std::string out;
   std::string clock = "auto";  // latency timestamps: auto, tsc, system (as the client's --clock)
+  double interval = -1;        // --interval, as the client's (-1: 0.1 s in duration points)
   bool cap_to_cq = false;      // --cq-policy cap, against the smallest max_cqe of all ranks
   bool help = false;
 };

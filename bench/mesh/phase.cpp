@@ -69,9 +69,9 @@ void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
 
 // A flow's initiator runs the client's measured run (core's measure_point); its
 // window is placed on the phase's common clock.
-void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero) {
+void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero, double interval) {
   const Workload& w = fe.res->cfg.work;
-  fe.result = measure_point(*fe.res, ctl, effective_interval(-1, w), fe.sent);
+  fe.result = measure_point(*fe.res, ctl, effective_interval(interval, w), fe.sent);
   fe.result.reused = fe.reused;
   end_window(fe, zero, fe.result.seconds);
   if (fe.result.latency) fe.hist = histogram_json(fe.result.hist);
@@ -105,6 +105,7 @@ json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestC
       } else {
         r["hist"] = {{"config", cfg}, {"per_qp_messages", json::array({fe->result.per_qp})}};
       }
+      if (!fe->result.timeline.t.empty()) r["hist"]["timeline"] = json::array({timeline_json(fe->result.timeline)});
     }
     mine.push_back(r);
   }
@@ -141,7 +142,7 @@ std::string flows_touching(const std::vector<Flow>& flows, const std::set<int>& 
 
 // Step 3: one thread per flow end that has work (passive WRITE/READ targets have none).
 // Each end marks itself finished; the main thread keeps the heartbeats going.
-std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, int timeout_s, Clock::time_point zero) {
+std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, const MeshOptions& o, Clock::time_point zero) {
   const Workload& wk = cfg.work;
   const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
   const bool responds = wk.mode == Mode::Lat && wk.op != Op::Read;
@@ -150,7 +151,7 @@ std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, int time
     FlowEnd* p = fe.get();
     RunControl ctl;
     ctl.interrupted = &g_interrupted;
-    ctl.idle_timeout = std::chrono::seconds(timeout_s);
+    ctl.idle_timeout = std::chrono::seconds(o.timeout_s);
     auto guarded = [p](auto body) {
       try {
         body();
@@ -160,7 +161,8 @@ std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, int time
       p->finished.store(true);
     };
     if (p->initiator) {
-      threads.emplace_back([p, ctl, zero, guarded] { guarded([&] { run_initiator(*p, ctl, zero); }); });
+      const double interval = o.interval;
+      threads.emplace_back([p, ctl, zero, interval, guarded] { guarded([&] { run_initiator(*p, ctl, zero, interval); }); });
     } else if (send_bw) {
       p->expected.assign(wk.qps, wk.duration > 0 ? UINT64_MAX : wk.iters + wk.warmup);
       ctl.on_idle = [p] {
@@ -356,7 +358,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   }
 
   // 3 and 4. Run; each target end ends on its initiator's DONE.
-  std::vector<std::thread> threads = start_flows(ends, cfg, o.timeout_s, zero);
+  std::vector<std::thread> threads = start_flows(ends, cfg, o, zero);
   settle_flows(ends, cfg, w, hosts);
   for (std::thread& t : threads) t.join();
 

@@ -410,7 +410,11 @@ TEST(Mesh, StoppedRankIsNamedWithItsFlowsAndTheJobEnds) {
   const bool mid_measurement = reason.find(" in phase ") != std::string::npos;
   int failed_phase = -1;
   for (const json& b : doc["benchmarks"]) {
-    if (!b.value("error_occurred", false)) continue;
+    // Duration flows sample throughput over time by default, as the client's points.
+    if (!b.value("error_occurred", false)) {
+      EXPECT_TRUE(b.contains("interval_min")) << b.dump();
+      continue;
+    }
     SCOPED_TRACE(b.dump());
     EXPECT_TRUE(b["src_rank"] == 3 || b["dst_rank"] == 3) << "a flow without rank 3 failed";
     EXPECT_NE(b.value("error_message", "").find("rank 3 ("), std::string::npos);
