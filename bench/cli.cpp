@@ -83,6 +83,18 @@ void add_cq_policy_option(po::options_description& d, std::string* policy) {
                   "cap (halve the queue depths until it fits, shown in the point's name)");
 }
 
+void add_interval_option(po::options_description& d, double* interval) {
+  d.add_options()("interval", po::value(interval),
+                  "seconds between throughput-over-time samples: each point (each mesh flow) reports its slowest "
+                  "and fastest interval (interval_min/interval_max) and FILE.hist.json keeps the series (default 0.1 "
+                  "with --duration, off with --iters; 0: off)");
+}
+
+void check_interval(bool given, double interval) {
+  if (given && !(interval == 0 || (interval >= 0.001 && interval <= 3600)))
+    throw UsageError("--interval: must be 0 (off) or between 0.001 and 3600 seconds");
+}
+
 bool cq_policy_caps(const std::string& policy) {
   if (policy != "error" && policy != "cap") throw UsageError("--cq-policy: '" + policy + "' is not one of error, cap");
   return policy == "cap";
@@ -153,11 +165,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
     ("clock", po::value(&c.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
-    ("interval", po::value(&c.interval),
-     "seconds between throughput-over-time samples: each point reports its slowest and fastest interval "
-     "(interval_min/interval_max) and FILE.hist.json keeps the series (default 0.1 with --duration, off with "
-     "--iters; 0: off)")
+     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)");
+  add_interval_option(out, &c.interval);
+  out.add_options()
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;
@@ -179,8 +189,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
   }
-  if (vm.count("interval") && !(c.interval == 0 || (c.interval >= 0.001 && c.interval <= 3600)))
-    throw UsageError("--interval: must be 0 (off) or between 0.001 and 3600 seconds");
+  check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();

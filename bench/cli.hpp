@@ -91,6 +91,11 @@ void add_length_options(boost::program_options::options_description& d, std::map
 // cq_policy_caps() checks it (UsageError) and says whether it is cap.
 void add_cq_policy_option(boost::program_options::options_description& d, std::string* policy);
 bool cq_policy_caps(const std::string& policy);
+
+// --interval (client and mesh) into *interval; check_interval() rejects a `given`
+// value that is neither 0 (off) nor 0.001 to 3600 seconds (UsageError).
+void add_interval_option(boost::program_options::options_description& d, double* interval);
+void check_interval(bool given, double interval);
 // What --cq-policy cap does: each point whose QPs' outstanding work needs more than one
 // CQ of `max_cqe` entries gets its depths halved until it fits (core's cap_to_cq), and
 // a line on stderr ("<prefix>: <point>: capped to fit <whose> max_cqe ...") says so

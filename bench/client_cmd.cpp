@@ -75,8 +75,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
           {"sweep_file", o.config_file},
           // throughput over time: sampled every `seconds` (0: never) in all points or duration points only
-          {"interval", {{"seconds", o.interval >= 0 ? o.interval : kDefaultInterval},
-                        {"points", o.interval >= 0 ? "all" : "duration"}}},
+          {"interval", interval_context(o.interval)},
           {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)
           {"points", points},
           {"clock_choice", o.clock},

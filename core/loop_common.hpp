@@ -39,19 +39,21 @@ class TimelineRecorder {
   bool due(Clock::time_point now) const { return on() && now >= next_; }
   // A sample at `now`; boundaries the loop slept through are skipped (one long interval).
   void record(Clock::time_point now, uint64_t done) {
-    out_.t.push_back(seconds_between(start_, now));
-    out_.messages.push_back(done);
+    push(seconds_between(start_, now), done);
     while (next_ <= now) next_ += step_;
   }
   // The window's end: its last, partial interval.
   void finish(Clock::time_point now, uint64_t done) {
-    if (on() && (out_.t.empty() || seconds_between(start_, now) > out_.t.back())) {
-      out_.t.push_back(seconds_between(start_, now));
-      out_.messages.push_back(done);
-    }
+    const double t = seconds_between(start_, now);
+    if (on() && (out_.t.empty() || t > out_.t.back())) push(t, done);
   }
 
  private:
+  void push(double t, uint64_t done) {
+    out_.t.push_back(t);
+    out_.messages.push_back(done);
+  }
+
   Timeline& out_;
   Clock::duration step_{};
   Clock::time_point start_{}, next_{};

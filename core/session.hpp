@@ -42,6 +42,8 @@ struct SessionOptions {
 // The interval a point samples throughput over time at: `asked` (--interval), or
 // when negative kDefaultInterval for duration points and none for counted ones.
 double effective_interval(double asked, const Workload& w);
+// The results context's record of it: {"seconds", "points": "all" | "duration"}.
+nlohmann::json interval_context(double asked);
 
 // The initiator's measured run of one point on connected resources: the warm-up
 // (bandwidth: a loop of its own; latency: inside the loop), the measured loop and the

@@ -100,10 +100,9 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
     ("clock", po::value(&m.clock)->default_value("auto"),
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)")
-    ("interval", po::value(&m.interval),
-     "seconds between throughput-over-time samples of each flow (interval_min/interval_max; default 0.1 with "
-     "--duration, off with --iters; 0: off)")
+     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)");
+  cli::add_interval_option(out, &m.interval);
+  out.add_options()
     ("plan", po::value(&m.plan), "print what a run on N ranks would do (phases, flows, QPs and memory per rank, "
                                  "an estimated duration), without MPI or a device, and exit")
     ("json", "with --plan: print the plan as JSON")
@@ -137,8 +136,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   m.plan_json = vm.count("json") > 0;
   if (m.plan_json && !m.plan) throw cli::UsageError("--json goes with --plan N");
   m.cap_to_cq = cli::cq_policy_caps(policy);
-  if (vm.count("interval") && !(m.interval == 0 || (m.interval >= 0.001 && m.interval <= 3600)))
-    throw cli::UsageError("--interval: must be 0 (off) or between 0.001 and 3600 seconds");
+  cli::check_interval(vm.count("interval") > 0, m.interval);
   try {
     ticks::parse(m.clock);
   } catch (const std::invalid_argument& e) {

@@ -58,8 +58,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"clock", ticks::source_name()},
           {"clock_choice", o.clock},
           {"cq_policy", o.cap_to_cq ? "cap" : "error"},
-          {"interval", {{"seconds", o.interval >= 0 ? o.interval : kDefaultInterval},
-                        {"points", o.interval >= 0 ? "all" : "duration"}}},
+          {"interval", interval_context(o.interval)},
           {"sweep_file", o.config_file},
           {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file
           {"points", points},
