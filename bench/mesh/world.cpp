@@ -228,20 +228,6 @@ std::vector<std::string> alltoall(const World& w, const std::vector<std::string>
   return split(rbuf, rlen, roff);
 }
 
-std::vector<std::string> gather_to_root(const World& w, const std::string& mine) {
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(w.size), offs(w.size);
-  MPI_Request req;
-  MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-  wait(&req);
-  int total = offsets_of(lens, offs);
-  std::string buf(w.rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-  MPI_Igatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &req);
-  wait(&req);
-  if (w.rank != 0) return {};
-  return split(buf, lens, offs);
-}
-
 std::string broadcast(const World& w, std::string s) {
   unsigned long long len = s.size();
   MPI_Request req;

@@ -60,9 +60,6 @@ std::vector<std::string> allgather(const World& w, const std::string& mine);
 // out[r] goes to rank r; returns what each rank sent to us.
 std::vector<std::string> alltoall(const World& w, const std::vector<std::string>& out);
 
-// Every rank's string, in rank order, on rank 0 (empty on the others).
-std::vector<std::string> gather_to_root(const World& w, const std::string& mine);
-
 // Rank 0's value, on every rank.
 std::string broadcast(const World& w, std::string s);
 int broadcast(int v);
