@@ -22,6 +22,8 @@ static po::options_description fabric_options(Common& c, int* gid) {
     ("ib-port,i", po::value<unsigned>()->default_value(1), "device port")
     ("port,p", po::value(&c.port)->default_value(18515), "TCP control port")
     ("timeout", po::value(&c.timeout_s)->default_value(10), "seconds before a silent peer is declared dead")
+    ("cpus", po::value(&c.cpus), "cores for a point's threads, e.g. 2-9,12 (thread t on the t-th; also pins one "
+     "thread); default: with --threads > 1, the cores of the device's NUMA node, less those its interrupts go to")
     ("verbose,v", po::bool_switch(&c.verbose), "print every QP's state and attributes after it connects");
   return o;
 }

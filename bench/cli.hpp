@@ -27,6 +27,7 @@ struct Common {
   FabricConfig fabric;
   uint16_t port = 18515;
   int timeout_s = 10;  // handshake steps and peer silence
+  std::string cpus;    // --cpus: empty for the default placement (core/placement.hpp)
   bool verbose = false;
   bool help = false;
 };

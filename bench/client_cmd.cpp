@@ -46,7 +46,10 @@ class Progress {
 };
 
 nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, const control::Hello& server,
-                            size_t points) {
+                            const std::vector<TestConfig>& sweep, const Placement& placement) {
+  const size_t points = sweep.size();
+  uint32_t threads = 1;
+  for (const TestConfig& p : sweep) threads = std::max(threads, p.knobs.threads);
   control::Hello me = f.hello();
   auto side = [](const control::Hello& h) {
     return nlohmann::json{{"host", h.host},         {"device", h.device},     {"firmware", h.firmware},
@@ -80,6 +83,8 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"points", points},
           {"clock_choice", o.clock},
           {"cq_policy", o.cap_to_cq ? "cap" : "error"},
+          // this side's cores for the sweep's most threads (thread t on per_thread[t])
+          {"placement", placement_json(placement, threads)},
           {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
           {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
   ticks::add_context(c);  // clock, its rate, drift and why it was chosen
@@ -153,9 +158,11 @@ int client_main(int argc, char** argv) {
   }
   check_writable(o.out);
   LocalFabric fabric = LocalFabric::open(o.fabric);
+  const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
   SessionOptions so;
+  so.placement = &placement;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   so.interval = o.interval;
@@ -177,7 +184,7 @@ int client_main(int argc, char** argv) {
 
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points.size()), points, store, abort_reason,
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement), points, store, abort_reason,
                          width);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);

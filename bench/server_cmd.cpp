@@ -27,14 +27,18 @@ int server_main(int argc, char** argv) {
     return kOk;
   }
   LocalFabric fabric = LocalFabric::open(o.fabric);
+  const Placement placement = choose_placement(fabric.dev.name(), o.cpus);
   control::Listener listener(o.bind, o.port);
   SessionOptions so;
+  so.placement = &placement;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   if (o.verbose) so.verbose = log_line;
   log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(listener.port()) +
            ", device " + fabric.dev.name() + " port " + std::to_string(fabric.dev.port()) + ", GID index " +
            std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")");
+  log_line("threads of a point run on cores " + cpu_list_text(placement.cpus) + " (" + placement.source +
+           (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
   if (!fabric.counters.available())
     log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
   while (!g_interrupted) {

@@ -26,6 +26,14 @@ Op parse_op(const std::string& s) {
   throw ConfigError("op: '" + s + "' is not one of send, write, read");
 }
 
+const char* to_string(CqScope s) { return s == CqScope::Process ? "process" : "thread"; }
+
+CqScope parse_cq_scope(const std::string& s) {
+  if (s == "thread") return CqScope::Thread;
+  if (s == "process") return CqScope::Process;
+  throw ConfigError("cq_scope: '" + s + "' is not one of thread, process");
+}
+
 Mode parse_mode(const std::string& s) {
   if (s == "bw") return Mode::Bw;
   if (s == "lat") return Mode::Lat;
@@ -61,9 +69,13 @@ void validate(const TestConfig& c) {
     require(k.cq_depth >= need,
             "cq_depth: " + std::to_string(k.cq_depth) + " cannot hold the " + std::to_string(need) +
                 " completions " + std::to_string(w.qps) +
-                " QPs can have outstanding (qps x (tx_depth/signal_every + rx_depth for SEND)); raise --cq-depth "
-                "or lower --qps/--tx-depth/--rx-depth");
+                " QPs can have outstanding (qps x (tx_depth/signal_every + rx_depth for SEND), x threads with "
+                "--cq-scope process); raise --cq-depth or lower --qps/--tx-depth/--rx-depth");
   }
+  // Threads sleeping on one completion channel would take each other's events.
+  require(!(k.events && k.threads > 1 && k.cq_scope == CqScope::Process),
+          "events: --cq-scope process with several threads has one CQ for all of them; use --cq-scope thread "
+          "(each thread its own CQ and completion channel) or busy polling");
 }
 
 uint32_t default_inline(Op op) {
@@ -85,7 +97,8 @@ uint32_t effective_signal_every(const TestConfig& c) {
   return (c.work.op == Op::Read && c.work.mode == Mode::Lat) ? 1 : c.knobs.signal_every;
 }
 
-uint64_t required_cq_entries(const TestConfig& c) {
+// One thread's QPs (and its shared receive queue): what its own CQ must hold.
+static uint64_t thread_cq_entries(const TestConfig& c) {
   uint64_t sig = effective_signal_every(c);
   if (sig == 0) sig = 1;  // not yet validated (names of invalid points are built for their error messages)
   uint64_t per_qp = (c.knobs.tx_depth + sig - 1) / sig;
@@ -96,6 +109,11 @@ uint64_t required_cq_entries(const TestConfig& c) {
   }
   if (c.work.op == Op::Send || write_with_imm(c)) per_qp += c.knobs.rx_depth;
   return per_qp * c.work.qps;
+}
+
+uint64_t required_cq_entries(const TestConfig& c) {
+  // --cq-scope process: one CQ holds every thread's share.
+  return thread_cq_entries(c) * (c.knobs.cq_scope == CqScope::Process ? c.knobs.threads : 1);
 }
 
 uint32_t cq_depth_for(const TestConfig& c) {
@@ -137,7 +155,8 @@ std::string point_name(const TestConfig& c) {
     uint64_t v = k.get(c);
     if (!k.tag || v == k.def) continue;
     n += std::string("/") + k.tag;
-    if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
+    if (named_kind(k.kind)) n += std::string(":") + named_value(k.kind, v);
+    else if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
   }
   return n;
 }

@@ -13,11 +13,15 @@ namespace rdmasweep {
 
 enum class Op : uint8_t { Send, Write, Read };
 enum class Mode : uint8_t { Bw, Lat };
+// --cq-scope: which QPs share a CQ when a point runs several threads.
+enum class CqScope : uint8_t { Thread, Process };
 
 const char* to_string(Op op);
 const char* to_string(Mode m);
 Op parse_op(const std::string& s);      // throws ConfigError
 Mode parse_mode(const std::string& s);  // throws ConfigError
+const char* to_string(CqScope s);
+CqScope parse_cq_scope(const std::string& s);  // throws ConfigError
 
 class ConfigError : public std::invalid_argument {
  public:
@@ -66,6 +70,11 @@ uint32_t inline_limit(const TestConfig& c, uint32_t device_max);
 // Throws ConfigError naming the field and why. Device limits are checked later, by
 // the connection, against the opened device.
 void validate(const TestConfig& c);
+
+// QPs of a point on each side: --qps per thread.
+inline uint64_t total_qps(const TestConfig& c) { return uint64_t{c.work.qps} * c.knobs.threads; }
+// CQs of a point on each side: one per thread, or one shared (--cq-scope process).
+inline uint32_t cq_count(const TestConfig& c) { return c.knobs.cq_scope == CqScope::Process ? 1 : c.knobs.threads; }
 
 // Signal interval the loops actually use: READ latency needs every completion.
 uint32_t effective_signal_every(const TestConfig& c);

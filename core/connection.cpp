@@ -25,7 +25,8 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   if (p.state != IBV_PORT_ACTIVE)
     throw Error("port " + std::to_string(dev.port()) + " of " + dev.name() + " is " + verbs::port_state_name(p.state) +
                 ", not ACTIVE: check the cable/link, or for Soft-RoCE that its netdev is up");
-  limit(c.work.qps <= static_cast<uint64_t>(a.max_qp), "QP count", c.work.qps, "max_qp", a.max_qp, "lower --qps");
+  limit(total_qps(c) <= static_cast<uint64_t>(a.max_qp), "QP count (qps x threads)", total_qps(c), "max_qp", a.max_qp,
+        "lower --qps or --threads");
   limit(c.work.qps <= WrId::kMaxQps, "QP count", c.work.qps, "wr_id QP field", WrId::kMaxQps, "lower --qps");
   limit(cq_depth_for(c) <= static_cast<uint64_t>(a.max_cqe), "CQ depth", cq_depth_for(c), "max_cqe", a.max_cqe,
         "lower --qps, --tx-depth or --rx-depth, or raise --signal-every");
@@ -89,8 +90,9 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
   return slots;
 }
 
-TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot)
-    : dev(d), cfg(c), role(r), gid(g) {
+TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
+                             const verbs::CompletionQueue* shared)
+    : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
   validate(cfg);
   check_device_limits(cfg, dev);
   slot_bytes = round_slot(std::max(slot, cfg.work.size));
@@ -111,8 +113,11 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   pd = verbs::ProtectionDomain(dev);
   mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE);
   open_window();
-  if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
-  cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
+  if (shared_cq_ == nullptr) {
+    if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
+    cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
+  }
+  const verbs::CompletionQueue& qp_cq = completion_queue();
   verbs::QpCaps caps;
   caps.max_send_wr = cfg.knobs.tx_depth;
   caps.max_recv_wr = posts_receives(cfg, role) && !uses_srq(cfg, role) ? cfg.knobs.rx_depth : 1;
@@ -128,13 +133,13 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   for (uint32_t i = 0; i < cfg.work.qps; ++i) {
     if (i == 0 && cfg.knobs.inline_size == kInlineAuto && inline_size > 0) {
       try {
-        qps.emplace_back(pd, cq, caps);
+        qps.emplace_back(pd, qp_cq, caps);
       } catch (const verbs::Error&) {
         inline_size = caps.max_inline = inline_limit(cfg, dev.max_inline());
-        qps.emplace_back(pd, cq, caps);
+        qps.emplace_back(pd, qp_cq, caps);
       }
     } else {
-      qps.emplace_back(pd, cq, caps);
+      qps.emplace_back(pd, qp_cq, caps);
     }
     qps.back().to_init(dev.port(), remote_access(cfg, role));
     psn.push_back(rng() & 0xffffff);

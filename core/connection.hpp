@@ -43,10 +43,18 @@ bool same_shape(const TestConfig& a, const TestConfig& b);
 // QPs can serve them all, unless that would pin more than `budget` bytes.
 std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget = uint64_t{256} << 20);
 
+class SharedCq;
+
+// One thread's share of a point (all of it with one thread): its QPs, buffers and CQ.
 class TestResources {
  public:
   // `slot` >= cfg.work.size: bytes per QP region (0: just the message size).
-  TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0);
+  // `shared`: a CQ of all threads' QPs to use instead of one of its own (--cq-scope process).
+  TestResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0,
+                const verbs::CompletionQueue* shared = nullptr);
+
+  // The CQ its QPs complete on: its own, or the threads' shared one.
+  const verbs::CompletionQueue& completion_queue() const { return shared_cq_ != nullptr ? *shared_cq_ : cq; }
 
   // With --outs 0 (the devices' limit), lowers the READs in flight to what the peer
   // can respond to (its max_qp_rd_atom). Before connect().
@@ -97,6 +105,13 @@ class TestResources {
   std::vector<verbs::QueuePair> qps;
   std::vector<uint32_t> psn;
   std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
+  // Several threads on one CQ: the router its loops poll through, and this thread's
+  // number there (set by PointResources, core/lanes.hpp).
+  SharedCq* shared_cq = nullptr;
+  uint32_t lane = 0;
+
+ private:
+  const verbs::CompletionQueue* shared_cq_ = nullptr;
 };
 
 // True when this side posts receives for the test (SEND: the target in bw, both in lat).

@@ -13,20 +13,18 @@ using nlohmann::json;
 
 namespace {
 
-// A sweep axis as numbers (Op and Mode names as their enumerators), and back.
+// A sweep axis as numbers (names as their enumerators), and back.
 std::vector<uint64_t> axis_values(const std::vector<uint64_t>& v, KnobKind) { return v; }
 std::vector<uint64_t> axis_values(const std::vector<std::string>& names, KnobKind kind) {
   std::vector<uint64_t> out;
-  for (const std::string& n : names)
-    out.push_back(kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(n)) : static_cast<uint64_t>(parse_mode(n)));
+  for (const std::string& n : names) out.push_back(parse_named(kind, n));
   return out;
 }
 
 void set_axis_values(std::vector<uint64_t>& axis, const std::vector<uint64_t>& v, KnobKind) { axis = v; }
 void set_axis_values(std::vector<std::string>& axis, const std::vector<uint64_t>& v, KnobKind kind) {
   axis.clear();
-  for (uint64_t x : v)
-    axis.push_back(kind == KnobKind::Op ? to_string(static_cast<Op>(x)) : to_string(static_cast<Mode>(x)));
+  for (uint64_t x : v) axis.push_back(named_value(kind, x));
 }
 
 #define RDMASWEEP_KNOB_LOOP_work false
@@ -61,6 +59,24 @@ uint64_t type_max(KnobKind kind) {
 
 }  // namespace
 
+bool named_kind(KnobKind kind) { return kind == KnobKind::Op || kind == KnobKind::Mode || kind == KnobKind::Scope; }
+
+uint64_t parse_named(KnobKind kind, const std::string& name) {
+  switch (kind) {
+    case KnobKind::Op: return static_cast<uint64_t>(parse_op(name));
+    case KnobKind::Mode: return static_cast<uint64_t>(parse_mode(name));
+    default: return static_cast<uint64_t>(parse_cq_scope(name));
+  }
+}
+
+const char* named_value(KnobKind kind, uint64_t v) {
+  switch (kind) {
+    case KnobKind::Op: return to_string(static_cast<Op>(v));
+    case KnobKind::Mode: return to_string(static_cast<Mode>(v));
+    default: return to_string(static_cast<CqScope>(v));
+  }
+}
+
 const std::array<Knob, kKnobCount>& knobs() { return kKnobs; }
 
 const Knob* find_knob(const std::string& key) {
@@ -81,8 +97,9 @@ std::string knob_flag(const Knob& k) {
 
 json knob_json(const Knob& k, uint64_t v) {
   switch (k.kind) {
-    case KnobKind::Op: return to_string(static_cast<Op>(v));
-    case KnobKind::Mode: return to_string(static_cast<Mode>(v));
+    case KnobKind::Op:
+    case KnobKind::Mode:
+    case KnobKind::Scope: return named_value(k.kind, v);
     case KnobKind::Flag: return v != 0;
     case KnobKind::Inline:
       if (v == kInlineAuto) return "auto";
@@ -96,9 +113,9 @@ uint64_t knob_from_json(const Knob& k, const json& v) {
   switch (k.kind) {
     case KnobKind::Op:
     case KnobKind::Mode:
+    case KnobKind::Scope:
       if (!v.is_string()) throw ConfigError(key + ": must be a string");
-      return k.kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(v.get<std::string>()))
-                                    : static_cast<uint64_t>(parse_mode(v.get<std::string>()));
+      return parse_named(k.kind, v.get<std::string>());
     case KnobKind::Flag:
       if (!v.is_boolean()) throw ConfigError(key + ": must be true or false");
       return v.get<bool>() ? 1 : 0;

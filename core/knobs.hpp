@@ -18,7 +18,7 @@ namespace rdmasweep {
 // Columns, in this order:
 //   key     C++ field, sweep file and TestConfig JSON key
 //   in      the TestConfig member holding it: work (Workload) or knobs (LoopKnobs)
-//   kind    Op, Mode (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
+//   kind    Op, Mode, Scope (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
 //           Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps)
 //   def     default
 //   tag     point-name tag ("/tx:256"; a Flag adds just "/srq") when not the default;
@@ -37,7 +37,7 @@ namespace rdmasweep {
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
-  X(size, work, Bytes, 65536, nullptr, 13, "size,s", 1, 1ull << 30, false,                                          \
+  X(size, work, Bytes, 65536, nullptr, 15, "size,s", 1, 1ull << 30, false,                                          \
     "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
@@ -63,18 +63,29 @@ namespace rdmasweep {
   X(srq, knobs, Flag, false, "srq", 10, "srq", 0, 1, true,                                                          \
     "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")              \
   X(events, knobs, Flag, false, "events", 11, "events", 0, 1, true,                                                 \
-    "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)")
+    "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)")          \
+  /* each thread owns --qps QPs; the server mirrors the count (core/lanes.hpp) */                                  \
+  X(threads, knobs, Count, 1, "threads", 13, "threads,T", 1, 256, true,                                             \
+    "threads, each posting and polling its own --qps QPs, pinned (--cpus); the server runs as many (default 1)")   \
+  X(cq_scope, knobs, Scope, CqScope::Thread, "cq-scope", 14, "cq-scope", 0, 1, true,                                \
+    "with --threads: thread (default): each thread its own CQ; process: all threads' QPs on one shared CQ")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;
 // hi for a knob bounded only by its type.
 constexpr uint64_t kKnobNoMax = std::numeric_limits<uint64_t>::max();
 
-enum class KnobKind : uint8_t { Op, Mode, Count, Bytes, Inline, Flag };
+enum class KnobKind : uint8_t { Op, Mode, Scope, Count, Bytes, Inline, Flag };
 
-// The C++ type of each kind's field (Op and Mode are declared by config.hpp).
+// Kinds whose values are names (Op, Mode, Scope): sweeps and JSON hold the names.
+bool named_kind(KnobKind kind);
+uint64_t parse_named(KnobKind kind, const std::string& name);  // ConfigError for an unknown name
+const char* named_value(KnobKind kind, uint64_t v);
+
+// The C++ type of each kind's field (Op, Mode and CqScope are declared by config.hpp).
 #define RDMASWEEP_KNOB_TYPE_Op Op
 #define RDMASWEEP_KNOB_TYPE_Mode Mode
+#define RDMASWEEP_KNOB_TYPE_Scope CqScope
 #define RDMASWEEP_KNOB_TYPE_Count uint32_t
 #define RDMASWEEP_KNOB_TYPE_Bytes uint64_t
 #define RDMASWEEP_KNOB_TYPE_Inline uint32_t
@@ -96,8 +107,8 @@ constexpr size_t kKnobCount = 0 RDMASWEEP_KNOBS(RDMASWEEP_KNOB_COUNT);
 struct TestConfig;
 struct SweepSpec;
 
-// One row of the table at run time. Every value goes through uint64_t: an Op or
-// Mode as its enumerator, a Flag as 0 or 1, inline "auto" as kInlineAuto.
+// One row of the table at run time. Every value goes through uint64_t: an Op,
+// Mode or Scope as its enumerator, a Flag as 0 or 1, inline "auto" as kInlineAuto.
 struct Knob {
   const char* key;
   KnobKind kind;

@@ -32,6 +32,7 @@ class RunAborted : public std::runtime_error {
 
 struct LoopStats {
   double seconds = 0;                  // first post to last completion
+  std::chrono::steady_clock::time_point began{}, ended{};  // that window (threads' windows combine)
   std::vector<uint64_t> per_qp;        // messages (bw) or round trips (lat) completed, per QP
   // User + system CPU of this process over the loop's measured window: the window
   // of `seconds` for the initiators; for the receiver and responder, from the end of

@@ -131,6 +131,8 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   const Clock::time_point end = Clock::now();
   timeline.finish(end, done());
   st.seconds = seconds_between(start, end);
+  st.began = start;
+  st.ended = end;
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];

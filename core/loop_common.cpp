@@ -145,3 +145,62 @@ void IdleWatch::check() {
 
 }  // namespace detail
 }  // namespace rdmasweep
+
+namespace rdmasweep {
+
+SharedCq::SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vector<uint32_t>& lanes, uint32_t nlanes,
+                   uint32_t depth, uint32_t batch)
+    : cq_(cq), index_(qpns), lane_(lanes), box_(nlanes) {
+  for (Mailbox& m : box_) {
+    m.ring.resize(depth);
+    m.scratch.resize(batch);
+  }
+}
+
+int SharedCq::take(Mailbox& m, int n, ibv_wc* out) {
+  lock(m);
+  const uint32_t cap = static_cast<uint32_t>(m.ring.size());
+  uint32_t k = std::min<uint32_t>(m.count.load(std::memory_order_relaxed), static_cast<uint32_t>(n));
+  for (uint32_t i = 0; i < k; ++i) out[i] = m.ring[(m.head + i) % cap];
+  m.head = (m.head + k) % cap;
+  m.count.fetch_sub(k, std::memory_order_relaxed);
+  unlock(m);
+  return static_cast<int>(k);
+}
+
+void SharedCq::give(uint32_t lane, const ibv_wc& wc) {
+  Mailbox& m = box_[lane];
+  lock(m);
+  const uint32_t cap = static_cast<uint32_t>(m.ring.size());
+  const uint32_t c = m.count.load(std::memory_order_relaxed);
+  if (c == cap) {
+    unlock(m);
+    // Cannot happen while the CQ is sized for everything outstanding (validate()).
+    throw verbs::Error("shared CQ: thread " + std::to_string(lane) + "'s mailbox is full (" + std::to_string(cap) +
+                       " completions): the CQ holds more than it was sized for");
+  }
+  m.ring[(m.head + c) % cap] = wc;
+  m.count.store(c + 1, std::memory_order_release);
+  unlock(m);
+}
+
+int SharedCq::poll(uint32_t lane, int n, ibv_wc* out) {
+  Mailbox& mine = box_[lane];
+  int got = mine.count.load(std::memory_order_acquire) > 0 ? take(mine, n, out) : 0;
+  if (got == n) return got;
+  int polled = ibv_poll_cq(cq_, std::min<int>(n - got, static_cast<int>(mine.scratch.size())), mine.scratch.data());
+  if (polled < 0) return polled;
+  for (int i = 0; i < polled; ++i) {
+    const ibv_wc& wc = mine.scratch[static_cast<size_t>(i)];
+    uint32_t at = index_.find(wc.qp_num);
+    if (at == QpnTable::kMissing)
+      throw verbs::Error("shared CQ: a completion names qp_num " + std::to_string(wc.qp_num) + ", none of this test's QPs");
+    if (lane_[at] == lane)
+      out[got++] = wc;
+    else
+      give(lane_[at], wc);
+  }
+  return got;
+}
+
+}  // namespace rdmasweep

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/loop.hpp"
+#include "core/shared_cq.hpp"
 #include "core/verbs/errors.hpp"
 #include "core/wr_id.hpp"
 
@@ -118,7 +119,8 @@ class IdleWatch {
 class Poller {
  public:
   Poller(const TestResources& r, IdleWatch& watch)
-      : cq_(r.cq.get()), channel_(r.channel.get()), batch_(static_cast<int>(r.cfg.knobs.poll_batch)), watch_(watch) {}
+      : cq_(r.completion_queue().get()), channel_(r.channel.get()), shared_(r.shared_cq), lane_(r.lane),
+        batch_(static_cast<int>(r.cfg.knobs.poll_batch)), watch_(watch) {}
   ~Poller() {
     if (unacked_) ibv_ack_cq_events(cq_, unacked_);
   }
@@ -126,7 +128,7 @@ class Poller {
   Poller& operator=(const Poller&) = delete;
 
   int poll(ibv_wc* wc) {
-    int got = ibv_poll_cq(cq_, batch_, wc);
+    int got = shared_ != nullptr ? shared_->poll(lane_, batch_, wc) : ibv_poll_cq(cq_, batch_, wc);
     if (got == 0 && channel_ != nullptr) got = wait_and_poll(wc);
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     return got;
@@ -137,6 +139,8 @@ class Poller {
 
   ibv_cq* cq_;
   ibv_comp_channel* channel_;
+  SharedCq* shared_;  // --cq-scope process with several threads (never with --events)
+  uint32_t lane_;
   int batch_;
   IdleWatch& watch_;
   unsigned unacked_ = 0;

@@ -73,6 +73,8 @@ class LatInitiator {
     const Clock::time_point end = Clock::now();
     if (measuring_) timeline_.finish(end, measured_);
     st_.seconds = seconds_between(measure_start_, end);
+    st_.began = measure_start_;
+    st_.ended = end;
     st_.cpu_seconds = loop_cpu_seconds() - cpu0_;
     st_.per_qp.resize(nqp_);
     for (uint32_t q = 0; q < nqp_; ++q) st_.per_qp[q] = count_[q] > p_.warmup ? count_[q] - p_.warmup : 0;

@@ -37,6 +37,15 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("qp_max_min_ratio", mn > 0 ? static_cast<double>(mx) / static_cast<double>(mn) : NAN);
     f.emplace_back("qp_jain_index", jain_index(r.per_qp));
   }
+  // Threads: how evenly they fared, each over its own window (the totals above are
+  // over the threads' common window, first start to last end).
+  const std::vector<double> tr = thread_rates(r);
+  if (tr.size() > 1) {
+    f.emplace_back("thread_rate_min", *std::min_element(tr.begin(), tr.end()));
+    f.emplace_back("thread_rate_max", *std::max_element(tr.begin(), tr.end()));
+    f.emplace_back("thread_jain_index", jain_of_rates(tr));
+    f.emplace_back("cpu_ns_per_message", r.messages > 0 ? r.cpu_seconds * 1e9 / static_cast<double>(r.messages) : NAN);
+  }
   if (r.latency && r.hist.count() > 0) {
     const Histogram& h = r.hist;
     f.emplace_back("lat_min_us", static_cast<double>(h.min()) / 1e3);
@@ -103,13 +112,22 @@ std::vector<std::string> point_anomalies(const PointResult& r) {
   return out;
 }
 
-double jain_index(const std::vector<uint64_t>& v) {
+double jain_of_rates(const std::vector<double>& v) {
   double sum = 0, sq = 0;
-  for (uint64_t x : v) {
-    sum += static_cast<double>(x);
-    sq += static_cast<double>(x) * static_cast<double>(x);
+  for (double x : v) {
+    sum += x;
+    sq += x * x;
   }
   return sq > 0 ? sum * sum / (static_cast<double>(v.size()) * sq) : NAN;
+}
+
+double jain_index(const std::vector<uint64_t>& v) { return jain_of_rates(std::vector<double>(v.begin(), v.end())); }
+
+std::vector<double> thread_rates(const PointResult& r) {
+  std::vector<double> out;
+  for (size_t t = 0; t < r.thread_messages.size() && t < r.thread_seconds.size(); ++t)
+    out.push_back(r.thread_seconds[t] > 0 ? static_cast<double>(r.thread_messages[t]) / r.thread_seconds[t] : 0);
+  return out;
 }
 
 nlohmann::json histogram_json(const Histogram& h) {

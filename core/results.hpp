@@ -3,6 +3,7 @@
 // files, written atomically after every point so an interrupted sweep loses nothing.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,11 @@ struct PointResult {
   bool has_client_counters = false, has_server_counters = false;
   CounterValues client_counters, server_counters;
   Timeline timeline;        // --interval: messages (lat: round trips) over the measured window
+  // The measured window on the steady clock (threads' windows combine into the point's).
+  std::chrono::steady_clock::time_point began{}, ended{};
+  // --threads > 1: each thread's messages (lat: round trips), its own window and CPU.
+  std::vector<uint64_t> thread_messages;
+  std::vector<double> thread_seconds, thread_cpu_seconds;
 };
 
 // What the latency figures mean for this point.
@@ -73,6 +79,9 @@ void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more);
 // Jain's fairness index of per-QP counts: 1 when every QP got the same share, 1/n
 // when one QP got everything.
 double jain_index(const std::vector<uint64_t>& v);
+double jain_of_rates(const std::vector<double>& v);  // the same of rates
+// --threads > 1: each thread's rate over its own window (messages per second).
+std::vector<double> thread_rates(const PointResult& r);
 
 // Writes `j` to `path` through a temporary file and rename, so a reader never
 // sees a half-written file. Throws std::runtime_error with the reason.

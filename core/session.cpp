@@ -23,11 +23,14 @@ static std::string kernel() {
   return std::string(u.sysname) + " " + u.release;
 }
 
-static void log_qps(const TestResources& res, const char* side,
+static void log_qps(const PointResources& res, const char* side,
                     const std::function<void(const std::string&)>& log) {
   if (!log) return;
-  log(std::string(side) + " " + point_name(res.cfg) + ": " + std::to_string(res.qps.size()) + " QPs connected");
-  for (size_t i = 0; i < res.qps.size(); ++i) log("  QP " + std::to_string(i) + " " + res.qps[i].describe());
+  log(std::string(side) + " " + point_name(res.cfg()) + ": " + std::to_string(total_qps(res.cfg())) + " QPs connected");
+  size_t i = 0;
+  for (uint32_t t = 0; t < res.threads(); ++t)
+    for (const verbs::QueuePair& qp : res.lane(t).qps)
+      log("  QP " + std::to_string(i++) + (res.threads() > 1 ? " (thread " + std::to_string(t) + ") " : " ") + qp.describe());
 }
 
 LocalFabric LocalFabric::open(const FabricConfig& f) {
@@ -76,7 +79,8 @@ nlohmann::json interval_context(double asked) {
   return {{"seconds", asked >= 0 ? asked : kDefaultInterval}, {"points", asked >= 0 ? "all" : "duration"}};
 }
 
-PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent) {
+PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
+                          const std::function<void()>& after_warmup) {
   const TestConfig& cfg = res.cfg;
   const Workload& w = cfg.work;
   PointResult out;
@@ -90,15 +94,20 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
       LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
       for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
     }
+    if (after_warmup) after_warmup();
     LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
     out.cpu_seconds = st.cpu_seconds;
     out.seconds = st.seconds;
+    out.began = st.began;
+    out.ended = st.ended;
     out.per_qp = st.per_qp;
     out.timeline = std::move(st.timeline);
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
   } else {
     LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl, interval);
     out.cpu_seconds = st.cpu_seconds;
+    out.began = st.began;
+    out.ended = st.ended;
     out.timeline = std::move(st.timeline);
     for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
     take_latency(out, std::move(st));
@@ -138,7 +147,7 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   } else {
     // Local resources first: a request this device cannot serve fails before the server does any work.
     res_.reset();
-    res_ = std::make_unique<TestResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot);
+    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot);
     res_->limit_reads(server_.max_qp_rd_atom);
   }
   try {
@@ -156,17 +165,19 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   }
 }
 
-PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
-  const TestConfig& cfg = res.cfg;
-  ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes, reuse}));
-  control::Endpoint peer = control::endpoint_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.work.qps);
+PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
+  const TestConfig& cfg = res.cfg();
+  const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
+  ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes(), reuse}));
+  std::vector<control::Endpoint> peer =
+      control::endpoints_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.knobs.threads, cfg.work.qps);
   if (reuse) {
     res.set_remote(peer);  // this test's rkey
   } else {
     res.connect(peer);
     log_qps(res, "client", opt_.verbose);
   }
-  ch_.send(MsgType::Connect, control::to_json(res.local_endpoint()));
+  ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
   ch_.expect(MsgType::Ready, opt_.timeout);
   double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -182,20 +193,20 @@ PointResult ClientSession::run_connected(TestResources& res, bool reuse, std::ch
   };
 
   std::vector<uint64_t> sent;
-  PointResult out = measure_point(res, ctl, effective_interval(opt_.interval, cfg.work), sent);
+  PointResult out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
   out.setup_seconds = setup;
   const Workload& w = cfg.work;
 
   control::Counts done;
   done.per_qp = sent;
   ch_.send(MsgType::Done, control::to_json(done));
-  control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), w.qps);
+  control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), nqp);
   res.close_window();  // the server is done with our buffer
   out.server_cpu_seconds = got.cpu_seconds;
   out.has_server_counters = got.has_counters;
   out.server_counters = std::move(got.counters);
   if (w.op == Op::Send && got.per_qp != sent) {
-    for (uint32_t q = 0; q < w.qps; ++q)
+    for (uint32_t q = 0; q < nqp; ++q)
       if (got.per_qp[q] != sent[q])
         throw verbs::Error("server received " + std::to_string(got.per_qp[q]) + " messages on QP " + std::to_string(q) +
                            " but " + std::to_string(sent[q]) + " were sent");
@@ -216,26 +227,27 @@ void ClientSession::close(const std::string& error) {
 
 // ---- server ----
 
-// `res` holds the previous point's resources, reused when the client asks.
-static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
-                       const SessionOptions& opt, std::unique_ptr<TestResources>& res) {
+// `res` holds the previous point's resources, reused when the client asks. Sets up
+// (or retargets) and connects this point's QPs, every thread's.
+static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
+                        const SessionOptions& opt, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
-  const CounterValues c0 = sample(fabric);
   try {
     if (req.reuse) {
-      if (!res || !res->can_serve(cfg) || res->slot_bytes != req.slot_bytes)
+      if (!res || !res->can_serve(cfg) || res->slot_bytes() != req.slot_bytes)
         throw verbs::Error("the client asked to reuse QPs this server does not have (protocol out of step)");
       res->retarget(cfg);
     } else {
       res.reset();  // free the previous point's memory and QPs first
-      res = std::make_unique<TestResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes);
+      res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes);
     }
   } catch (const std::exception& e) {
     ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
     throw;
   }
-  ch.send(MsgType::SetupOk, control::to_json(res->local_endpoint()));
-  control::Endpoint peer = control::endpoint_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.work.qps);
+  ch.send(MsgType::SetupOk, control::to_json(res->local_endpoints()));
+  std::vector<control::Endpoint> peer =
+      control::endpoints_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.knobs.threads, cfg.work.qps);
   if (req.reuse) {
     res->set_remote(peer);
   } else {
@@ -243,47 +255,82 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     log_qps(*res, "server", opt.verbose);
   }
   ch.send(MsgType::Ready);
+}
+
+// The client's DONE as every thread sees it: thread 0 reads the channel (its
+// on_idle), the others pick the counts up at their own idle checks.
+struct DoneBoard {
+  std::optional<control::Counts> done;
+  std::atomic<bool> posted{false};
+};
+
+// The following side's loops of one point, one per thread: SEND bw receives until
+// every QP has what the client sent; SEND/WRITE lat answers until DONE. Returns the
+// messages per QP (thread order) and the CPU of all threads.
+static LoopStats follow_point(PointResources& res, control::Channel& ch, const SessionOptions& opt, DoneBoard& board,
+                              const std::function<void(const control::Message&)>& take_done) {
+  const Workload& w = res.cfg().work;
+  const uint32_t n = res.threads(), nqp = w.qps;
+  const bool receives = w.op == Op::Send && w.mode == Mode::Bw;
+  RunControl ctl;
+  ctl.interrupted = opt.interrupted;
+  ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
+  ctl.on_idle = [&] {
+    if (auto m = ch.try_recv()) {
+      take_done(*m);
+      board.posted.store(true, std::memory_order_release);
+    }
+  };
+  std::vector<LoopStats> parts(n);
+  run_threads(n, opt.placement, ctl, [&](uint32_t t, const RunControl& c) {
+    TestResources& lane = res.lane(t);
+    bool finished = false;
+    std::vector<uint64_t> expected(nqp, w.duration > 0 ? UINT64_MAX : w.iters + w.warmup);
+    RunControl lc = c;
+    lc.on_idle = [&, t] {
+      if (c.on_idle) c.on_idle();
+      if (!board.posted.load(std::memory_order_acquire)) return;
+      finished = true;
+      const std::vector<uint64_t>& all = board.done->per_qp;
+      expected.assign(all.begin() + static_cast<std::ptrdiff_t>(t) * nqp,
+                      all.begin() + static_cast<std::ptrdiff_t>(t + 1) * nqp);
+    };
+    parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup) : run_lat_responder(lane, &finished, lc, w.warmup);
+  });
+  LoopStats st;
+  for (LoopStats& p : parts) {
+    st.per_qp.insert(st.per_qp.end(), p.per_qp.begin(), p.per_qp.end());
+    st.cpu_seconds += p.cpu_seconds;
+  }
+  return st;
+}
+
+static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
+                       const SessionOptions& opt, std::unique_ptr<PointResources>& res) {
+  const TestConfig& cfg = req.cfg;
+  const CounterValues c0 = sample(fabric);
+  serve_setup(fabric, ch, req, opt, res);
 
   const Workload& w = cfg.work;
-  std::optional<control::Counts> done;
+  const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
+  DoneBoard board;
   auto take_done = [&](const control::Message& m) {
     if (m.type == MsgType::Error) throw control::ChannelError("client reported: " + control::error_from_json(m.body));
     if (m.type != MsgType::Done)
       throw control::ProtocolError(std::string("unexpected ") + control::to_string(m.type) + " from client during a test");
-    done = control::counts_from_json(m.body, w.qps);
+    board.done = control::counts_from_json(m.body, nqp);
   };
-  RunControl ctl;
-  ctl.interrupted = opt.interrupted;
-  ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
-  std::vector<uint64_t> counts(w.qps, 0);
+  std::vector<uint64_t> counts(nqp, 0);
   double cpu = 0;  // over the client's measured window, as the loops define it
 
   bool receives = w.op == Op::Send && w.mode == Mode::Bw;
   bool responds = w.mode == Mode::Lat && w.op != Op::Read;
-  if (receives) {
-    std::vector<uint64_t> expected(w.qps, w.duration > 0 ? UINT64_MAX : w.iters + w.warmup);
-    ctl.on_idle = [&] {
-      if (auto m = ch.try_recv()) {
-        take_done(*m);
-        expected = done->per_qp;
-      }
-    };
-    LoopStats st = run_bw_receiver(*res, expected, ctl, w.warmup);
-    counts = std::move(st.per_qp);
-    cpu = st.cpu_seconds;
-  } else if (responds) {
-    bool finished = false;
-    ctl.on_idle = [&] {
-      if (auto m = ch.try_recv()) {
-        take_done(*m);
-        finished = true;
-      }
-    };
-    LoopStats st = run_lat_responder(*res, &finished, ctl, w.warmup);
+  if (receives || responds) {
+    LoopStats st = follow_point(*res, ch, opt, board, take_done);
     counts = std::move(st.per_qp);
     cpu = st.cpu_seconds;
   }
-  if (!done) {
+  if (!board.done) {
     // A passive target (WRITE/READ bw, READ lat) only waits for DONE: its CPU over
     // the window is what this wait costs (READY to DONE, the client's warm-up included).
     const double cpu0 = loop_cpu_seconds();
@@ -307,7 +354,7 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
   ch.send(MsgType::Hello, control::to_json(fabric.hello()));
   log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
   size_t served = 0;
-  std::unique_ptr<TestResources> res;
+  std::unique_ptr<PointResources> res;
   while (true) {
     control::Message m = ch.recv(kTestWait);
     if (m.type == MsgType::Bye) return served;

@@ -12,7 +12,9 @@
 #include "core/connection.hpp"
 #include "core/counters.hpp"
 #include "core/control/channel.hpp"
+#include "core/lanes.hpp"
 #include "core/loop.hpp"
+#include "core/placement.hpp"
 #include "core/results.hpp"
 
 namespace rdmasweep {
@@ -37,6 +39,8 @@ struct SessionOptions {
   double interval = -1;
   // When set, every QP's state and attributes are logged after connection (--verbose).
   std::function<void(const std::string&)> verbose;
+  // Where a point's threads run (--cpus, or the device's NUMA node); null: unpinned.
+  const Placement* placement = nullptr;
 };
 
 // The interval a point samples throughput over time at: `asked` (--interval), or
@@ -49,7 +53,10 @@ nlohmann::json interval_context(double asked);
 // (bandwidth: a loop of its own; latency: inside the loop), the measured loop and the
 // point's figures. `sent` gets what was posted per QP, warm-up included (what the
 // peer must have received). The client and every mesh flow run exactly this.
-PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent);
+// `after_warmup`, when set, runs between the bandwidth warm-up and the measured loop
+// (threads of one point meet there, core/lanes.hpp).
+PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
+                          const std::function<void()>& after_warmup = {});
 
 // Moves a latency loop's figures (histogram, per-QP min/mean/max) into a result.
 void take_latency(PointResult& out, LatStats&& st);
@@ -66,17 +73,17 @@ class ClientSession {
   void close(const std::string& error = "");
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
-  // The last point's QPs and buffers (kept for reuse), or null.
-  TestResources* resources() { return res_.get(); }
+  // The last point's QPs and buffers (kept for reuse; its first thread's), or null.
+  TestResources* resources() { return res_ ? &res_->lane(0) : nullptr; }
 
  private:
-  PointResult run_connected(TestResources& res, bool reuse, std::chrono::steady_clock::time_point t0);
+  PointResult run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0);
 
   LocalFabric& fabric_;
   control::Channel ch_;
   SessionOptions opt_;
   control::Hello server_;
-  std::unique_ptr<TestResources> res_;  // kept across points of the same shape
+  std::unique_ptr<PointResources> res_;  // kept across points of the same shape
   bool broken_ = false;
 };
 

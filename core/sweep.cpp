@@ -134,7 +134,7 @@ static std::vector<uint64_t> axis_from_json(const std::string& key, const json& 
   throw ConfigError(key + ": must be a number, a list, a string like \"64:65536:x2\" or {from, to, mul}");
 }
 
-// An Op or Mode axis: names, checked.
+// An axis of names (Op, Mode, Scope), checked.
 static std::vector<uint64_t> names_from_json(const Knob& k, const json& v) {
   const std::string key = k.key;
   std::vector<std::string> out;
@@ -152,8 +152,7 @@ static std::vector<uint64_t> names_from_json(const Knob& k, const json& v) {
   }
   if (out.empty()) throw ConfigError(key + ": no value given");
   std::vector<uint64_t> values;
-  for (const std::string& s : out)
-    values.push_back(k.kind == KnobKind::Op ? static_cast<uint64_t>(parse_op(s)) : static_cast<uint64_t>(parse_mode(s)));
+  for (const std::string& s : out) values.push_back(parse_named(k.kind, s));
   return values;
 }
 
@@ -166,7 +165,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
   }
   if (const Knob* k = find_knob(key)) {
     if (k->kind == KnobKind::Flag && v.is_boolean()) k->set_axis(s, {v.get<bool>() ? 1u : 0u});
-    else if (k->kind == KnobKind::Op || k->kind == KnobKind::Mode) k->set_axis(s, names_from_json(*k, v));
+    else if (named_kind(k->kind)) k->set_axis(s, names_from_json(*k, v));
     else k->set_axis(s, axis_from_json(key, v));
   } else if (key == "iters" || key == "warmup" || key == "repetitions") {
     std::vector<uint64_t> one = axis_from_json(key, v);
@@ -232,6 +231,10 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
     ks[i].set(c, v[i]);
   }
   if (c.knobs.srq && c.work.op != Op::Send) return false;  // only SEND has receive queues to share
+  // One thread has one CQ whatever the scope: a sweep over both runs it once.
+  if (c.knobs.threads == 1 && c.knobs.cq_scope == CqScope::Process &&
+      std::find(s.cq_scope.begin(), s.cq_scope.end(), "thread") != s.cq_scope.end())
+    return false;
   c.work.iters = s.iters;
   c.work.duration = s.duration;
   c.work.warmup = s.warmup;

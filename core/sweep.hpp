@@ -12,16 +12,18 @@
 
 namespace rdmasweep {
 
-// Op and Mode axes hold names as the file gives them; the others numbers (a Flag 0 or
+// Op, Mode and Scope axes hold names as the file gives them; the others numbers (a Flag 0 or
 // 1, inline "auto" as kInlineAuto).
 #define RDMASWEEP_AXIS_TYPE_Op std::string
 #define RDMASWEEP_AXIS_TYPE_Mode std::string
+#define RDMASWEEP_AXIS_TYPE_Scope std::string
 #define RDMASWEEP_AXIS_TYPE_Count uint64_t
 #define RDMASWEEP_AXIS_TYPE_Bytes uint64_t
 #define RDMASWEEP_AXIS_TYPE_Inline uint64_t
 #define RDMASWEEP_AXIS_TYPE_Flag uint64_t
 inline std::string axis_default(Op o) { return to_string(o); }
 inline std::string axis_default(Mode m) { return to_string(m); }
+inline std::string axis_default(CqScope s) { return to_string(s); }
 inline uint64_t axis_default(uint64_t v) { return v; }
 
 // One axis per knob of the table (core/knobs.hpp), holding its default alone.

@@ -145,6 +145,22 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   return e;
 }
 
+json to_json(const std::vector<Endpoint>& lanes) {
+  if (lanes.size() == 1) return to_json(lanes[0]);
+  json a = json::array();
+  for (const Endpoint& e : lanes) a.push_back(to_json(e));
+  return {{"lanes", a}};
+}
+
+std::vector<Endpoint> endpoints_from_json(const json& j, uint32_t threads, uint32_t qps_per_thread) {
+  if (threads == 1) return {endpoint_from_json(j, qps_per_thread)};
+  if (!j.is_object() || !j.contains("lanes") || !j["lanes"].is_array() || j["lanes"].size() != threads)
+    throw ProtocolError("control message field 'lanes' must list one endpoint per thread (" + std::to_string(threads) + ")");
+  std::vector<Endpoint> out;
+  for (const json& e : j["lanes"]) out.push_back(endpoint_from_json(e, qps_per_thread));
+  return out;
+}
+
 json to_json(const Counts& c) {
   json j = {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}};
   if (c.has_counters) j["counters"] = c.counters;

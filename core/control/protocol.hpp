@@ -86,6 +86,10 @@ nlohmann::json to_json(const Hello& h);
 Hello hello_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Endpoint& e);
 Endpoint endpoint_from_json(const nlohmann::json& j, uint32_t expected_qps);
+// A point's endpoints, one per thread: with one thread the plain endpoint, else
+// {"lanes": [endpoint, ...]}.
+nlohmann::json to_json(const std::vector<Endpoint>& lanes);
+std::vector<Endpoint> endpoints_from_json(const nlohmann::json& j, uint32_t threads, uint32_t qps_per_thread);
 nlohmann::json to_json(const Counts& c);
 Counts counts_from_json(const nlohmann::json& j, uint32_t expected_qps);
 // The client's request for one point. `reuse`: keep the QPs of the previous point

@@ -1,0 +1,240 @@
+#include "core/lanes.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "core/session.hpp"
+
+namespace rdmasweep {
+
+PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role,
+                               uint64_t slot) {
+  const uint32_t n = cfg.knobs.threads;
+  const bool shared = n > 1 && cfg.knobs.cq_scope == CqScope::Process;
+  if (shared) {
+    validate(cfg);
+    check_device_limits(cfg, dev);  // the shared CQ's depth among them
+    shared_cq_ = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)));
+  }
+  for (uint32_t t = 0; t < n; ++t) {
+    // Each lane checks and sizes its own CQ for its own QPs: as one thread's point.
+    lanes_.push_back(std::make_unique<TestResources>(dev, gid, cfg, role, slot, shared ? &shared_cq_ : nullptr));
+    lanes_.back()->lane = t;
+  }
+  if (shared) {
+    std::vector<uint32_t> qpns, owner;
+    for (uint32_t t = 0; t < n; ++t)
+      for (const verbs::QueuePair& qp : lanes_[t]->qps) {
+        qpns.push_back(qp.qpn());
+        owner.push_back(t);
+      }
+    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg), cfg.knobs.poll_batch);
+    for (auto& l : lanes_) l->shared_cq = router_.get();
+  }
+}
+
+PointResources::~PointResources() { lanes_.clear(); }
+
+void PointResources::retarget(const TestConfig& next) {
+  for (auto& l : lanes_) l->retarget(next);
+}
+
+void PointResources::limit_reads(uint32_t peer_max_rd_atom) {
+  for (auto& l : lanes_) l->limit_reads(peer_max_rd_atom);
+}
+
+void PointResources::close_window() {
+  for (auto& l : lanes_) l->close_window();
+}
+
+std::vector<control::Endpoint> PointResources::local_endpoints() const {
+  std::vector<control::Endpoint> out;
+  for (const auto& l : lanes_) out.push_back(l->local_endpoint());
+  return out;
+}
+
+void PointResources::connect(const std::vector<control::Endpoint>& peer) {
+  for (size_t t = 0; t < lanes_.size(); ++t) lanes_[t]->connect(peer.at(t));
+}
+
+void PointResources::set_remote(const std::vector<control::Endpoint>& peer) {
+  for (size_t t = 0; t < lanes_.size(); ++t) lanes_[t]->set_remote(peer.at(t));
+}
+
+void ThreadBarrier::wait(const std::function<void()>& check) {
+  const uint32_t round = round_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    round_.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  for (uint32_t spins = 0; round_.load(std::memory_order_acquire) == round; ++spins) {
+    std::this_thread::yield();
+    if ((spins & 1023) == 1023 && check) check();
+  }
+}
+
+namespace {
+
+// The calling thread pinned for a while, its own affinity given back after.
+class PinCaller {
+ public:
+  explicit PinCaller(int cpu) {
+    saved_ok_ = pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) == 0;
+    pin_this_thread(cpu);
+  }
+  ~PinCaller() {
+    if (saved_ok_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  PinCaller(const PinCaller&) = delete;
+  PinCaller& operator=(const PinCaller&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool saved_ok_ = false;
+};
+
+const char* const kOtherFailed = "stopped: another thread of this point failed";
+
+}  // namespace
+
+void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
+                 const std::function<void(uint32_t, const RunControl&)>& body) {
+  const bool pin = place != nullptr && place->pins(n);
+  if (n == 1) {
+    std::unique_ptr<PinCaller> pinned;
+    if (pin) pinned = std::make_unique<PinCaller>(place->cpu_of(0));
+    body(0, ctl);
+    return;
+  }
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(n);
+  RunControl first = ctl, others = ctl;
+  first.on_idle = [&] {
+    if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
+    if (ctl.on_idle) ctl.on_idle();
+  };
+  others.on_idle = [&] {
+    if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
+  };
+  ThreadBarrier start(n);
+  auto run = [&](uint32_t t) {
+    try {
+      if (pin && t > 0) pin_this_thread(place->cpu_of(t));
+      start.wait(others.on_idle);  // a thread that failed to start never arrives
+      body(t, t == 0 ? first : others);
+    } catch (...) {
+      errors[t] = std::current_exception();
+      failed.store(true, std::memory_order_relaxed);
+    }
+  };
+  std::vector<std::thread> workers;
+  {
+    std::unique_ptr<PinCaller> pinned;
+    try {
+      if (pin) pinned = std::make_unique<PinCaller>(place->cpu_of(0));
+    } catch (...) {
+      errors[0] = std::current_exception();
+      failed.store(true);
+    }
+    for (uint32_t t = 1; t < n; ++t) workers.emplace_back(run, t);
+    if (!errors[0]) run(0);
+    for (std::thread& w : workers) w.join();
+  }
+  // The failure that started it, not the "another thread failed" that followed.
+  std::exception_ptr first_error;
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const RunAborted& a) {
+      if (std::string(a.what()) == kOtherFailed) {
+        if (!first_error) first_error = e;
+        continue;
+      }
+      std::rethrow_exception(e);
+    } catch (...) {
+      std::rethrow_exception(e);
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+// The k-th samples of every lane's timeline, summed (lanes start at one barrier, so
+// their boundaries fall together), then the common window's end.
+static Timeline combine_timelines(const std::vector<PointResult>& lanes, double window, uint64_t total) {
+  Timeline out;
+  out.interval = lanes[0].timeline.interval;
+  if (out.interval <= 0) return out;
+  size_t n = SIZE_MAX;
+  for (const PointResult& l : lanes) n = std::min(n, l.timeline.t.size());
+  for (size_t k = 0; k + 1 < n; ++k) {  // each lane's last sample is its own window's end
+    double t = 0;
+    uint64_t m = 0;
+    for (const PointResult& l : lanes) {
+      t = std::max(t, l.timeline.t[k]);
+      m += l.timeline.messages[k];
+    }
+    out.t.push_back(t);
+    out.messages.push_back(m);
+  }
+  if (out.t.empty() || window > out.t.back()) {
+    out.t.push_back(window);
+    out.messages.push_back(total);
+  }
+  return out;
+}
+
+PointResult combine_lanes(std::vector<PointResult>& lanes) {
+  PointResult out = lanes[0];
+  out.per_qp.clear();
+  out.qp_lat_min_ns.clear();
+  out.qp_lat_max_ns.clear();
+  out.qp_lat_mean_ns.clear();
+  out.hist = Histogram{};
+  out.messages = out.bytes = 0;
+  out.cpu_seconds = 0;
+  out.began = lanes[0].began;
+  out.ended = lanes[0].ended;
+  for (PointResult& l : lanes) {
+    out.per_qp.insert(out.per_qp.end(), l.per_qp.begin(), l.per_qp.end());
+    out.qp_lat_min_ns.insert(out.qp_lat_min_ns.end(), l.qp_lat_min_ns.begin(), l.qp_lat_min_ns.end());
+    out.qp_lat_max_ns.insert(out.qp_lat_max_ns.end(), l.qp_lat_max_ns.begin(), l.qp_lat_max_ns.end());
+    out.qp_lat_mean_ns.insert(out.qp_lat_mean_ns.end(), l.qp_lat_mean_ns.begin(), l.qp_lat_mean_ns.end());
+    out.hist.merge(l.hist);
+    out.messages += l.messages;
+    out.bytes += l.bytes;
+    out.cpu_seconds += l.cpu_seconds;
+    out.began = std::min(out.began, l.began);
+    out.ended = std::max(out.ended, l.ended);
+    out.thread_messages.push_back(l.messages);
+    out.thread_seconds.push_back(l.seconds);
+    out.thread_cpu_seconds.push_back(l.cpu_seconds);
+  }
+  out.seconds = std::chrono::duration<double>(out.ended - out.began).count();
+  out.timeline = combine_timelines(lanes, out.seconds, out.messages);
+  return out;
+}
+
+PointResult measure_threads(PointResources& res, const RunControl& ctl, double interval, const Placement* place,
+                            std::vector<uint64_t>& sent) {
+  const uint32_t n = res.threads();
+  std::vector<PointResult> parts(n);
+  std::vector<std::vector<uint64_t>> sents(n);
+  ThreadBarrier warmed(n);  // every thread's measured loop starts after every warm-up
+  run_threads(n, place, ctl, [&](uint32_t t, const RunControl& c) {
+    std::function<void()> after_warmup;
+    if (n > 1) after_warmup = [&] { warmed.wait(c.on_idle); };
+    parts[t] = measure_point(res.lane(t), c, interval, sents[t], after_warmup);
+  });
+  sent.clear();
+  for (const auto& s : sents) sent.insert(sent.end(), s.begin(), s.end());
+  if (n == 1) return std::move(parts[0]);
+  return combine_lanes(parts);
+}
+
+}  // namespace rdmasweep

@@ -1,0 +1,79 @@
+// A point on several threads (--threads): each thread owns its QPs, buffers and, by
+// default, its CQ (one TestResources per thread, a "lane"); with --cq-scope process
+// all lanes' QPs complete on one shared CQ. run_threads starts one loop per lane at
+// once, pinned as the Placement says; with one thread nothing changes: the loop runs
+// on the calling thread as it always did.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/connection.hpp"
+#include "core/loop.hpp"
+#include "core/placement.hpp"
+#include "core/results.hpp"
+#include "core/shared_cq.hpp"
+
+namespace rdmasweep {
+
+class PointResources {
+ public:
+  PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0);
+  ~PointResources();
+  PointResources(const PointResources&) = delete;
+  PointResources& operator=(const PointResources&) = delete;
+
+  uint32_t threads() const { return static_cast<uint32_t>(lanes_.size()); }
+  TestResources& lane(uint32_t t) { return *lanes_[t]; }
+  const TestResources& lane(uint32_t t) const { return *lanes_[t]; }
+  const TestConfig& cfg() const { return lanes_[0]->cfg; }
+  uint64_t slot_bytes() const { return lanes_[0]->slot_bytes; }
+
+  bool can_serve(const TestConfig& next) const { return lanes_[0]->can_serve(next); }
+  void retarget(const TestConfig& next);
+  void limit_reads(uint32_t peer_max_rd_atom);
+  void close_window();
+  std::vector<control::Endpoint> local_endpoints() const;
+  void connect(const std::vector<control::Endpoint>& peer);
+  void set_remote(const std::vector<control::Endpoint>& peer);
+
+ private:
+  // Declared so the lanes' QPs go first, the shared CQ last.
+  verbs::CompletionQueue shared_cq_;
+  std::unique_ptr<SharedCq> router_;
+  std::vector<std::unique_ptr<TestResources>> lanes_;
+};
+
+// Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread (which
+// keeps `ctl`, and so the control channel its on_idle reads), the others on threads
+// of their own, whose ctl_t has no on_idle of the caller's. All start together after
+// a barrier, pinned when `place` says so; when one fails the others stop at their
+// next idle check, and the first failure is rethrown.
+void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
+                 const std::function<void(uint32_t, const RunControl&)>& body);
+
+// Waits until all `n` threads arrive (a spinning barrier, reusable). While it waits
+// it calls `check` now and then, which throws to give up (another thread failed).
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(uint32_t n) : n_(n) {}
+  void wait(const std::function<void()>& check);
+
+ private:
+  const uint32_t n_;
+  std::atomic<uint32_t> arrived_{0};
+  std::atomic<uint32_t> round_{0};
+};
+
+// The initiator's measured run on every lane at once (measure_point per lane, with a
+// barrier between the warm-up and the measured loop), combined: totals over the
+// common window (first thread's start to last thread's end), per-QP figures in lane
+// order, histograms merged, CPU summed, each thread's own messages, window and CPU.
+PointResult measure_threads(PointResources& res, const RunControl& ctl, double interval, const Placement* place,
+                            std::vector<uint64_t>& sent);
+
+// Combines the lanes' results as measure_threads does (exposed for tests).
+PointResult combine_lanes(std::vector<PointResult>& lanes);
+
+}  // namespace rdmasweep

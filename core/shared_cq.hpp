@@ -1,0 +1,52 @@
+// --cq-scope process: several threads poll one CQ. Each completion belongs to the
+// thread that owns its QP (by qp_num); a thread that polls another's completion
+// hands it over through that thread's mailbox, so every loop still sees only its own
+// QPs' completions and keeps its accounting single-threaded.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+#include "core/qpn_table.hpp"
+
+namespace rdmasweep {
+
+class SharedCq {
+ public:
+  // `lane_of_qpn` maps every QP on the CQ to its thread; `depth` bounds what can be
+  // outstanding, so a mailbox never grows in the loop.
+  SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vector<uint32_t>& lanes, uint32_t nlanes,
+           uint32_t depth, uint32_t batch);
+  SharedCq(const SharedCq&) = delete;
+  SharedCq& operator=(const SharedCq&) = delete;
+
+  // Up to `n` completions of `lane`'s QPs: first those other threads handed over,
+  // then from the CQ (handing over what belongs to others).
+  int poll(uint32_t lane, int n, ibv_wc* out);
+
+ private:
+  struct alignas(64) Mailbox {  // one cache line of control per thread: no false sharing
+    std::atomic_flag lock = ATOMIC_FLAG_INIT;
+    std::atomic<uint32_t> count{0};
+    uint32_t head = 0;
+    std::vector<ibv_wc> ring;  // capacity: the CQ's depth
+    std::vector<ibv_wc> scratch;  // this thread's ibv_poll_cq buffer
+  };
+  void lock(Mailbox& m) {
+    while (m.lock.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void unlock(Mailbox& m) { m.lock.clear(std::memory_order_release); }
+  int take(Mailbox& m, int n, ibv_wc* out);
+  void give(uint32_t lane, const ibv_wc& wc);
+
+  ibv_cq* cq_;
+  QpnTable index_;               // qp_num -> position in lane_
+  std::vector<uint32_t> lane_;   // its thread
+  std::vector<Mailbox> box_;
+};
+
+}  // namespace rdmasweep
