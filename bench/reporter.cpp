@@ -91,6 +91,7 @@ json SweepReporter::histogram_record(const std::string& point) const {
   Histogram merged;
   bool lat = false;
   json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array(), timelines = json::array();
+  json per_thread = json::array();
   bool any_counters = false, any_timeline = false;
   for (const PointResult& pr : runs) {
     timelines.push_back(timeline_json(pr.timeline));
@@ -103,9 +104,14 @@ json SweepReporter::histogram_record(const std::string& point) const {
       per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
     }
     per_qp.push_back(pr.per_qp);
+    if (!pr.thread_messages.empty())
+      per_thread.push_back({{"messages", pr.thread_messages},
+                            {"seconds", pr.thread_seconds},
+                            {"cpu_seconds", pr.thread_cpu_seconds}});
   }
   p["config"] = runs.front().cfg;
   p["per_qp_messages"] = per_qp;  // one array per repetition
+  if (!per_thread.empty()) p["per_thread"] = per_thread;  // --threads > 1: one object per repetition
   if (any_counters) p["counters"] = counters;  // one per repetition
   if (any_timeline) p["timeline"] = timelines; // one per repetition
   if (lat) {

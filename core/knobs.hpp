@@ -67,7 +67,7 @@ namespace rdmasweep {
   /* each thread owns --qps QPs; the server mirrors the count (core/lanes.hpp) */                                  \
   X(threads, knobs, Count, 1, "threads", 13, "threads,T", 1, 256, true,                                             \
     "threads, each posting and polling its own --qps QPs, pinned (--cpus); the server runs as many (default 1)")   \
-  X(cq_scope, knobs, Scope, CqScope::Thread, "cq-scope", 14, "cq-scope", 0, 1, true,                                \
+  X(cq_scope, knobs, Scope, CqScope::Thread, "cq_scope", 14, "cq-scope", 0, 1, true,                                \
     "with --threads: thread (default): each thread its own CQ; process: all threads' QPs on one shared CQ")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.

@@ -75,7 +75,9 @@ class KnobTable(unittest.TestCase):
             if not k["tag"]:
                 continue
             d = k["default"]
-            v = True if isinstance(d, bool) else 64 if d == "auto" else d + 1
+            # off the default: a flag on, inline 64, a name kind's other name, a count + 1
+            others = {"thread": "process", "process": "thread"}
+            v = True if isinstance(d, bool) else 64 if d == "auto" else others[d] if isinstance(d, str) else d + 1
             with self.subTest(knob=k["key"], value=v):
                 cfg = dict(base, **{k["key"]: v, "cq_depth": 64})
                 name = head + "/" + k["tag"] + ("" if v is True else f":{v}")

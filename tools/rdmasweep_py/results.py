@@ -74,6 +74,8 @@ KNOBS = {
     "poll_batch": ("poll", 16),
     "srq": ("srq", False),
     "events": ("events", False),
+    "threads": ("threads", 1),  # each with its own qps QPs
+    "cq_scope": ("cq_scope", "thread"),  # thread: a CQ per thread; process: one shared
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
@@ -84,7 +86,7 @@ KNOB_DEFAULTS = {tag: default for tag, default in KNOBS.values() if tag and tag 
 
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
 # being on/off modes such as /srq (a shared receive queue).
-_NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:\d+)*)((?:/[a-z_]+)*)$")
+_NAME_RE = re.compile(r"^(send|write|read)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9]+)*)((?:/[a-z_]+)*)$")
 _CQ_RE = re.compile(r"/cq:(\d+)(?:/|$)")
 
 
@@ -99,7 +101,7 @@ def parse_name(name):
     knobs = {}
     for part in m.group(6).split("/")[1:]:
         k, v = part.split(":")
-        knobs[k] = int(v)
+        knobs[k] = int(v) if v.isdigit() else v  # a name, as cq_scope:process
     flags = m.group(7).split("/")[1:]
     # SRQ is an axis of its own; any other flag is a knob that is on (True) or off.
     for f in flags:
@@ -142,6 +144,11 @@ def params_from_config(cfg, name=""):
             if v is True:
                 knobs[tag] = True
         elif v != default:
+            if isinstance(default, str) and default != "auto":  # a name kind (cq_scope)
+                if not isinstance(v, str):
+                    return None
+                knobs[tag] = v
+                continue
             try:
                 knobs[tag] = _count(v)
             except ValueError:

@@ -1,0 +1,89 @@
+// --threads on a real device: every op and mode with one and two threads, each
+// thread's own CQ or one shared CQ, exact counts per QP and per thread, the cores the
+// threads ran on in the context, and a --cpus that names no core refused up front.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/process.hpp"
+#include "tests/support/server_suite.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class Threads : public ServerSuite {};
+
+TEST_F(Threads, EveryOpAndModeOnOneAndTwoThreadsWithEitherCqScope) {
+  const uint64_t qps = 2, iters = 40;
+  const std::string out = dir_ + "/t.json";
+  Outcome o = run(client_argv({"--op", "send,write,read", "--mode", "bw,lat", "-q", std::to_string(qps), "-s", "64",
+                               "--iters", std::to_string(iters), "--warmup", "5", "-T", "1,2", "--cq-scope",
+                               "thread,process", "--out", out}),
+                  300s);
+  ASSERT_EQ(o.code, 0) << o.err;
+  json r = load_json(out), h = load_json(dir_ + "/t.hist.json");
+  // 3 ops x 2 modes x (1 thread, 2 threads x 2 scopes): one thread has one CQ whatever the scope.
+  ASSERT_EQ(r["benchmarks"].size(), 18u);
+  int shared = 0;
+  for (const json& b : r["benchmarks"]) {
+    SCOPED_TRACE(b["name"].get<std::string>());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    const uint64_t threads = b["config"]["threads"];
+    shared += b["config"]["cq_scope"] == "process";
+    EXPECT_EQ(b["messages"].get<double>(), static_cast<double>(threads * qps * iters));
+    const json& rec = h["points"][b["name"].get<std::string>()];
+    ASSERT_EQ(rec["per_qp_messages"][0].size(), threads * qps);
+    for (const json& n : rec["per_qp_messages"][0]) EXPECT_EQ(n.get<uint64_t>(), iters);
+    if (threads == 1) {
+      EXPECT_FALSE(rec.contains("per_thread"));
+      EXPECT_FALSE(b.contains("thread_jain_index"));
+      continue;
+    }
+    ASSERT_TRUE(rec.contains("per_thread"));
+    for (const json& n : rec["per_thread"][0]["messages"]) EXPECT_EQ(n.get<uint64_t>(), qps * iters);
+    for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_GT(s.get<double>(), 0);
+    // The point's window holds every thread's: no thread's rate is below the total's share.
+    EXPECT_LE(b["seconds"].get<double>() * 0.999, b["seconds"].get<double>());
+    for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_LE(s.get<double>(), b["seconds"].get<double>() * 1.0001);
+    EXPECT_GT(b["thread_jain_index"].get<double>(), 0.5);
+    EXPECT_LE(b["thread_jain_index"].get<double>(), 1.0 + 1e-9);
+    EXPECT_GT(b["thread_rate_min"].get<double>(), 0);
+  }
+  EXPECT_EQ(shared, 6);
+  // By default two threads are pinned, on the cores this process may use.
+  const json& pl = r["context"]["placement"];
+  EXPECT_EQ(pl["pinned"], true);
+  ASSERT_EQ(pl["per_thread"].size(), 2u);
+  EXPECT_FALSE(pl["source"].get<std::string>().empty());
+}
+
+TEST_F(Threads, ExplicitCpusPinEvenOneThreadAndAreRecorded) {
+  const std::string out = dir_ + "/c.json";
+  Outcome o = run(client_argv({"--op", "write", "-q", "1", "-s", "64", "--iters", "20", "--cpus", "0", "--out", out}), 120s);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const json& pl = load_json(out)["context"]["placement"];
+  EXPECT_EQ(pl["source"], "--cpus");
+  EXPECT_EQ(pl["per_thread"], json::array({0}));
+}
+
+TEST_F(Threads, CpusThatDoNotExistAreRefusedBeforeAnyConnection) {
+  // Port 1 has no server: the --cpus error must come first, before the control
+  // channel, so before any QP exists on either side.
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", "1", "-T", "2", "--cpus", "99"}, 60s);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("--cpus: CPU 99"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("connect"), std::string::npos) << o.err;
+  Outcome s = run({RDMASWEEP_BIN, "server", "--port", "0", "--cpus", "0,99"}, 60s);
+  EXPECT_NE(s.code, 0);
+  EXPECT_NE(s.err.find("--cpus: CPU 99"), std::string::npos) << s.err;
+}
+
+TEST_F(Threads, EventsWithOneSharedCqForSeveralThreadsIsRefused) {
+  Outcome o = run(client_argv({"-T", "2", "--cq-scope", "process", "--events", "1", "--iters", "10"}), 60s);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("--cq-scope process"), std::string::npos) << o.err;
+}
+
+}  // namespace rdmasweep::test
