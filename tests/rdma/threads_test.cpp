@@ -44,8 +44,7 @@ TEST_F(Threads, EveryOpAndModeOnOneAndTwoThreadsWithEitherCqScope) {
     ASSERT_TRUE(rec.contains("per_thread"));
     for (const json& n : rec["per_thread"][0]["messages"]) EXPECT_EQ(n.get<uint64_t>(), qps * iters);
     for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_GT(s.get<double>(), 0);
-    // The point's window holds every thread's: no thread's rate is below the total's share.
-    EXPECT_LE(b["seconds"].get<double>() * 0.999, b["seconds"].get<double>());
+    // The point's window (first thread's start to last thread's end) holds every thread's own.
     for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_LE(s.get<double>(), b["seconds"].get<double>() * 1.0001);
     EXPECT_GT(b["thread_jain_index"].get<double>(), 0.5);
     EXPECT_LE(b["thread_jain_index"].get<double>(), 1.0 + 1e-9);
@@ -63,7 +62,8 @@ TEST_F(Threads, ExplicitCpusPinEvenOneThreadAndAreRecorded) {
   const std::string out = dir_ + "/c.json";
   Outcome o = run(client_argv({"--op", "write", "-q", "1", "-s", "64", "--iters", "20", "--cpus", "0", "--out", out}), 120s);
   ASSERT_EQ(o.code, 0) << o.err;
-  const json& pl = load_json(out)["context"]["placement"];
+  const json r = load_json(out);
+  const json& pl = r["context"]["placement"];
   EXPECT_EQ(pl["source"], "--cpus");
   EXPECT_EQ(pl["per_thread"], json::array({0}));
 }
