@@ -123,6 +123,34 @@ BENCHMARK(BM_BwLoopBookkeeping)
     ->Args({16, 1, 1})
     ->Unit(benchmark::kMillisecond);
 
+// --threads: every thread runs the bandwidth loop on its own QPs and fake device, as
+// each thread of a point does on its own QPs and CQ (--cq-scope thread). Real time,
+// so items_per_second is all threads' messages per wall second: its ratio between 2
+// and 1 threads is the harness's own scaling; 1e9 x threads / items_per_second is
+// the cost per message on each thread.
+void BM_BwLoopThreads(benchmark::State& st) {
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = 16;
+  detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
+  detail::SendWrs wrs(p.nqp, p.post_list, IBV_WR_RDMA_WRITE, 0);
+  FakeDevice::Options o;
+  o.nqp = p.nqp;
+  o.sq_depth = p.depth;
+  RunControl ctl;
+  uint64_t messages = 0;
+  for (auto _ : st) {
+    FakeDevice fake(o);
+    std::vector<SendQueue> sq(p.nqp);
+    for (SendQueue& s : sq) s.until_signal = p.every;
+    detail::IdleWatch watch(ctl);
+    LoopStats s = detail::bw_initiator_loop(fake, wrs, sq, p, watch);
+    messages += s.messages();
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(messages));
+}
+BENCHMARK(BM_BwLoopThreads)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 // Latency initiator, per round trip: SEND (the pong a receive completion) or WRITE
 // (the pong seen in memory), with its clock reads and histogram record.
 void BM_LatLoopBookkeeping(benchmark::State& st) {

@@ -106,7 +106,7 @@ TEST(Sweep, JsonRecordsEveryKnobAndReadsBack) {
 }
 
 TEST(Sweep, ShippedConfigsParse) {
-  for (const char* f : {"quick.json", "full.json", "rxe-vs-mlx5.json", "qp-scaling.json"}) {
+  for (const char* f : {"quick.json", "full.json", "rxe-vs-mlx5.json", "qp-scaling.json", "threads.json"}) {
     SweepSpec s = load_sweep_file(std::string(RDMASWEEP_SOURCE_DIR) + "/configs/" + f);
     EXPECT_GT(expand(s).size(), 0u) << f;
   }
