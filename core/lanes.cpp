@@ -12,7 +12,8 @@
 namespace rdmasweep {
 
 PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role,
-                               uint64_t slot) {
+                               uint64_t slot, int memory_node) {
+  MemoryOnNode near(memory_node);
   const uint32_t n = cfg.knobs.threads;
   const bool shared = n > 1 && cfg.knobs.cq_scope == CqScope::Process;
   if (shared) {

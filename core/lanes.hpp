@@ -19,7 +19,10 @@ namespace rdmasweep {
 
 class PointResources {
  public:
-  PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0);
+  // `memory_node`: the NUMA node its buffers and queues are allocated on (-1: wherever
+  // the kernel puts them).
+  PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0,
+                 int memory_node = -1);
   ~PointResources();
   PointResources(const PointResources&) = delete;
   PointResources& operator=(const PointResources&) = delete;

@@ -1,6 +1,7 @@
 #include "core/placement.hpp"
 
 #include <dirent.h>
+#include <numaif.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -69,6 +70,19 @@ void pin_this_thread(int cpu) {
   CPU_SET(cpu, &set);
   if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set))
     throw std::runtime_error("cannot pin a thread to CPU " + std::to_string(cpu) + ": " + std::strerror(rc));
+}
+
+MemoryOnNode::MemoryOnNode(int node) {
+  constexpr unsigned long kMaxNode = sizeof saved_mask_ * 8;
+  if (node < 0 || static_cast<unsigned long>(node) >= kMaxNode) return;
+  if (get_mempolicy(&saved_mode_, saved_mask_, kMaxNode, nullptr, 0) != 0) return;  // no NUMA in this kernel
+  unsigned long mask[sizeof saved_mask_ / sizeof(unsigned long)] = {};
+  mask[static_cast<unsigned long>(node) / (8 * sizeof(unsigned long))] |= 1ul << (static_cast<unsigned long>(node) % (8 * sizeof(unsigned long)));
+  active_ = set_mempolicy(MPOL_PREFERRED, mask, kMaxNode) == 0;
+}
+
+MemoryOnNode::~MemoryOnNode() {
+  if (active_) set_mempolicy(saved_mode_, saved_mask_, sizeof saved_mask_ * 8);
 }
 
 static std::string read_line(const std::string& path) {
@@ -144,7 +158,9 @@ nlohmann::json placement_json(const Placement& p, uint32_t threads) {
                       {"source", p.source},
                       {"numa_node", p.numa_node},
                       {"irq_cpus", cpu_list_text(p.irq_cpus)},
-                      {"pinned", p.pins(threads)}};
+                      {"pinned", p.pins(threads)},
+                      // buffers and queues are set up preferring the device's node (MPOL_PREFERRED)
+                      {"memory_node", p.numa_node}};
   nlohmann::json per = nlohmann::json::array();
   if (p.pins(threads))
     for (uint32_t t = 0; t < threads; ++t) per.push_back(p.cpu_of(t));

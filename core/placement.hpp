@@ -35,6 +35,23 @@ std::vector<int> allowed_cpus();
 // Pins the calling thread to `cpu` (throws std::runtime_error with the reason).
 void pin_this_thread(int cpu);
 
+// While it lives, the calling thread's new memory (buffers, queues: first touched at
+// setup) prefers NUMA node `node` (MPOL_PREFERRED); its own policy comes back after.
+// Nothing happens for node -1 or on a kernel without NUMA.
+class MemoryOnNode {
+ public:
+  explicit MemoryOnNode(int node);
+  ~MemoryOnNode();
+  MemoryOnNode(const MemoryOnNode&) = delete;
+  MemoryOnNode& operator=(const MemoryOnNode&) = delete;
+  bool active() const { return active_; }
+
+ private:
+  bool active_ = false;
+  int saved_mode_ = 0;
+  unsigned long saved_mask_[16] = {};
+};
+
 // The context's record: {"cpus", "source", "numa_node", "irq_cpus", "per_thread" for `threads`}.
 nlohmann::json placement_json(const Placement& p, uint32_t threads);
 

@@ -118,6 +118,9 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
   return out;
 }
 
+// The NUMA node a point's memory goes on: the device's, when known.
+static int memory_node(const SessionOptions& opt) { return opt.placement ? opt.placement->numa_node : -1; }
+
 // ---- client ----
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
@@ -147,7 +150,7 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   } else {
     // Local resources first: a request this device cannot serve fails before the server does any work.
     res_.reset();
-    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot);
+    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot, memory_node(opt_));
     res_->limit_reads(server_.max_qp_rd_atom);
   }
   try {
@@ -239,7 +242,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
       res->retarget(cfg);
     } else {
       res.reset();  // free the previous point's memory and QPs first
-      res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes);
+      res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes, memory_node(opt));
     }
   } catch (const std::exception& e) {
     ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});

@@ -85,6 +85,8 @@ void BM_FakeDeviceAlone(benchmark::State& st) {
       benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FakeDeviceAlone)->Arg(1)->Arg(16)->Unit(benchmark::kMillisecond);
+// Its share of BM_BwLoopThreads: each thread its own fake device of 16 QPs.
+BENCHMARK(BM_FakeDeviceAlone)->Arg(16)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_BwLoopBookkeeping(benchmark::State& st) {
   TestConfig c;

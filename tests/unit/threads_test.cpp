@@ -3,6 +3,7 @@
 // stops the others and its own error is the one reported.
 #include <gtest/gtest.h>
 
+#include <numaif.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -132,6 +133,35 @@ TEST(ThreadLanes, AllThreadsPassTheBarrierTogether) {
     if (before.load() != 4) early = true;
   });
   EXPECT_FALSE(early.load());
+}
+
+}  // namespace
+}  // namespace rdmasweep
+
+namespace rdmasweep {
+namespace {
+
+int current_policy() {
+  int mode = -1;
+  unsigned long mask[16] = {};
+  if (get_mempolicy(&mode, mask, sizeof mask * 8, nullptr, 0) != 0) return -1;
+  return mode;
+}
+
+TEST(Placement, MemoryPrefersTheDevicesNodeWhileResourcesAreSetUp) {
+  const int before = current_policy();
+  {
+    MemoryOnNode none(-1);  // no node known: nothing changes
+    EXPECT_FALSE(none.active());
+    EXPECT_EQ(current_policy(), before);
+  }
+  {
+    MemoryOnNode near(0);
+    if (before < 0) GTEST_SKIP() << "this kernel has no NUMA policy (get_mempolicy fails)";
+    ASSERT_TRUE(near.active());
+    EXPECT_EQ(current_policy(), MPOL_PREFERRED);
+  }
+  EXPECT_EQ(current_policy(), before);  // the thread's own policy is back
 }
 
 }  // namespace
