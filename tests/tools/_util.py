@@ -98,6 +98,16 @@ class TempDirCase(unittest.TestCase):
                 shutil.copyfileobj(f, g)
         return out
 
+    def unpack_threads(self):
+        """A real --threads sweep on Soft-RoCE (configs/threads.json in the rxe lab: WRITE
+        and SEND bw, 1 and 2 threads, CQ per thread or shared, 1 and 4 QPs per thread,
+        64 B and 4 KiB, 1 s per point)."""
+        out = self.path("threads.json")
+        for src, dst in (("threads.json.gz", out), ("threads.hist.json.gz", self.path("threads.hist.json"))):
+            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return out
+
     def unpack_qp_scaling(self):
         """A real QP-scaling sweep on Soft-RoCE (SEND bw, 64 B, 1-1024 QPs x4, with and
         without SRQ, 1 s per point, --cq-policy cap shrank rx_depth at 256 and 1024 QPs)."""

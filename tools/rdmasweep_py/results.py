@@ -317,6 +317,20 @@ class ResultFile:
         return [statistics.median(float(r[q]) for r in reps) for q in range(n)], \
             f"per-QP median of {len(reps)} repetitions"
 
+    def per_thread_rates(self, name):
+        """Each thread's messages per second over its own window, from the .hist.json's
+        per_thread (the first repetition); None for a point without it (one thread)."""
+        h = self.hist.get(name)
+        reps = h.get("per_thread") if isinstance(h, dict) else None
+        if not isinstance(reps, list) or not reps or not isinstance(reps[0], dict):
+            return None
+        m, sec = reps[0].get("messages"), reps[0].get("seconds")
+        if not isinstance(m, list) or not isinstance(sec, list) or len(m) != len(sec):
+            return None
+        if any(_number(v) is None for v in m + sec):
+            return None
+        return [float(a) / float(b) if float(b) > 0 else 0.0 for a, b in zip(m, sec)]
+
     def per_qp_latency(self, name):
         """Per-QP latency of a lat point, in µs: {"min": [...], "max": [...], "mean": [...]}
         (per-QP median over the repetitions), or None."""
