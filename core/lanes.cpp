@@ -238,4 +238,36 @@ PointResult measure_threads(PointResources& res, const RunControl& ctl, double i
   return combine_lanes(parts);
 }
 
+LoopStats follow_threads(PointResources& res, const RunControl& ctl, const Placement* place,
+                         const std::function<const std::vector<uint64_t>*()>& final_counts) {
+  const Workload& w = res.cfg().work;
+  const uint32_t n = res.threads(), nqp = w.qps;
+  const bool receives = w.op == Op::Send && w.mode == Mode::Bw;
+  std::vector<LoopStats> parts(n);
+  run_threads(n, place, ctl, [&](uint32_t t, const RunControl& c) {
+    bool finished = false;
+    std::vector<uint64_t> expected(nqp, w.duration > 0 ? UINT64_MAX : w.iters + w.warmup);
+    RunControl lc = c;
+    lc.on_idle = [&, t] {
+      if (c.on_idle) c.on_idle();
+      const std::vector<uint64_t>* all = final_counts();
+      if (all == nullptr) return;
+      finished = true;
+      if (all->size() == size_t{nqp} * n)
+        expected.assign(all->begin() + static_cast<std::ptrdiff_t>(t) * nqp,
+                        all->begin() + static_cast<std::ptrdiff_t>(t + 1) * nqp);
+      else  // a sender that failed early: end on what arrived (its error is reported elsewhere)
+        expected.assign(nqp, 0);
+    };
+    TestResources& lane = res.lane(t);
+    parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup) : run_lat_responder(lane, &finished, lc, w.warmup);
+  });
+  LoopStats st;
+  for (LoopStats& p : parts) {
+    st.per_qp.insert(st.per_qp.end(), p.per_qp.begin(), p.per_qp.end());
+    st.cpu_seconds += p.cpu_seconds;
+  }
+  return st;
+}
+
 }  // namespace rdmasweep

@@ -76,6 +76,15 @@ class ThreadBarrier {
 PointResult measure_threads(PointResources& res, const RunControl& ctl, double interval, const Placement* place,
                             std::vector<uint64_t>& sent);
 
+// The following side of one point on every lane at once: a SEND bandwidth receiver
+// per lane until each QP got what was sent (iters + warm-up; with --duration, only
+// once known), or a SEND/WRITE latency responder per lane until the end. `final`
+// is asked at every lane's idle check: null until the initiator's final per-QP
+// counts (all lanes' QPs, lane order) are known, then those counts, which also end
+// the responders. Returns the messages per QP (lane order) and the lanes' CPU summed.
+LoopStats follow_threads(PointResources& res, const RunControl& ctl, const Placement* place,
+                         const std::function<const std::vector<uint64_t>*()>& final_counts);
+
 // Combines the lanes' results as measure_threads does (exposed for tests).
 PointResult combine_lanes(std::vector<PointResult>& lanes);
 

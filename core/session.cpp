@@ -267,14 +267,10 @@ struct DoneBoard {
   std::atomic<bool> posted{false};
 };
 
-// The following side's loops of one point, one per thread: SEND bw receives until
-// every QP has what the client sent; SEND/WRITE lat answers until DONE. Returns the
-// messages per QP (thread order) and the CPU of all threads.
+// The following side's loops of one point, one per thread (core/lanes.hpp): thread
+// 0 reads the client's DONE from the channel, every thread picks its counts up.
 static LoopStats follow_point(PointResources& res, control::Channel& ch, const SessionOptions& opt, DoneBoard& board,
                               const std::function<void(const control::Message&)>& take_done) {
-  const Workload& w = res.cfg().work;
-  const uint32_t n = res.threads(), nqp = w.qps;
-  const bool receives = w.op == Op::Send && w.mode == Mode::Bw;
   RunControl ctl;
   ctl.interrupted = opt.interrupted;
   ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
@@ -284,28 +280,9 @@ static LoopStats follow_point(PointResources& res, control::Channel& ch, const S
       board.posted.store(true, std::memory_order_release);
     }
   };
-  std::vector<LoopStats> parts(n);
-  run_threads(n, opt.placement, ctl, [&](uint32_t t, const RunControl& c) {
-    TestResources& lane = res.lane(t);
-    bool finished = false;
-    std::vector<uint64_t> expected(nqp, w.duration > 0 ? UINT64_MAX : w.iters + w.warmup);
-    RunControl lc = c;
-    lc.on_idle = [&, t] {
-      if (c.on_idle) c.on_idle();
-      if (!board.posted.load(std::memory_order_acquire)) return;
-      finished = true;
-      const std::vector<uint64_t>& all = board.done->per_qp;
-      expected.assign(all.begin() + static_cast<std::ptrdiff_t>(t) * nqp,
-                      all.begin() + static_cast<std::ptrdiff_t>(t + 1) * nqp);
-    };
-    parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup) : run_lat_responder(lane, &finished, lc, w.warmup);
+  return follow_threads(res, ctl, opt.placement, [&]() -> const std::vector<uint64_t>* {
+    return board.posted.load(std::memory_order_acquire) ? &board.done->per_qp : nullptr;
   });
-  LoopStats st;
-  for (LoopStats& p : parts) {
-    st.per_qp.insert(st.per_qp.end(), p.per_qp.begin(), p.per_qp.end());
-    st.cpu_seconds += p.cpu_seconds;
-  }
-  return st;
 }
 
 static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,

@@ -51,10 +51,6 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   } catch (const ConfigError& e) {
     throw cli::UsageError(e.what());
   }
-  for (uint64_t t : knob("threads").axis(m.spec))
-    if (t != 1)
-      throw cli::UsageError("--threads: rdmasweep mesh runs each flow on one thread (a rank already runs its flows side "
-                            "by side); for threads per flow use rdmasweep client -T");
   if (m.pattern != Pattern::Pairs) {
     // Latency is a property of one link: it is measured by pairs. A sweep that also
     // has bandwidth points (configs/quick.json) runs those and says what it left out.

@@ -1,5 +1,5 @@
 // Runs the phases of `rdmasweep mesh` (see phase.hpp). Every measured byte moves
-// over our own verbs QPs through core's engine (TestResources and the hot loops),
+// over our own verbs QPs through core's engine (PointResources and the hot loops),
 // exactly as in `rdmasweep client`; MPI (world.hpp) only swaps endpoints and counts.
 #include "bench/mesh/phase.hpp"
 
@@ -37,7 +37,7 @@ json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 struct FlowEnd {
   Flow flow;
   bool initiator = false;
-  std::unique_ptr<TestResources> res;
+  std::unique_ptr<PointResources> res;  // one TestResources per --threads thread
   bool reused = false;  // res ran the previous repetition of this phase
   std::string error;
   // initiator
@@ -48,7 +48,6 @@ struct FlowEnd {
   json hist;
   // SEND bw receiver
   std::vector<uint64_t> received;
-  std::vector<uint64_t> expected;
   std::mutex expected_mu;
   std::vector<uint64_t> final_expected;  // set once the initiator's DONE arrived
   bool have_final = false;
@@ -70,8 +69,8 @@ void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
 // A flow's initiator runs the client's measured run (core's measure_point); its
 // window is placed on the phase's common clock.
 void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero, double interval) {
-  const Workload& w = fe.res->cfg.work;
-  fe.result = measure_point(*fe.res, ctl, effective_interval(interval, w), fe.sent);
+  const Workload& w = fe.res->cfg().work;
+  fe.result = measure_threads(*fe.res, ctl, effective_interval(interval, w), nullptr, fe.sent);
   fe.result.reused = fe.reused;
   end_window(fe, zero, fe.result.seconds);
   if (fe.result.latency) fe.hist = histogram_json(fe.result.hist);
@@ -163,20 +162,17 @@ std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, const Me
     if (p->initiator) {
       const double interval = o.interval;
       threads.emplace_back([p, ctl, zero, interval, guarded] { guarded([&] { run_initiator(*p, ctl, zero, interval); }); });
-    } else if (send_bw) {
-      p->expected.assign(wk.qps, wk.duration > 0 ? UINT64_MAX : wk.iters + wk.warmup);
-      ctl.on_idle = [p] {
-        std::lock_guard<std::mutex> lock(p->expected_mu);
-        if (p->have_final) p->expected = p->final_expected;
-      };
-      threads.emplace_back([p, ctl, guarded] { guarded([&] { p->received = run_bw_receiver(*p->res, p->expected, ctl).per_qp; }); });
-    } else if (responds) {
-      ctl.idle_timeout = std::chrono::hours(24);  // its initiator's DONE ends it
+    } else if (send_bw || responds) {
+      // Receivers end on their counts, responders on the end of the flow: its
+      // initiator's DONE (settle_flows) gives both, to every thread of the end.
+      if (responds) ctl.idle_timeout = std::chrono::hours(24);
       threads.emplace_back([p, ctl, guarded] {
-        bool finished = false;
-        RunControl c = ctl;
-        c.on_idle = [&] { finished = p->stop.load(); };
-        guarded([&] { run_lat_responder(*p->res, &finished, c); });
+        guarded([&] {
+          p->received = follow_threads(*p->res, ctl, nullptr, [p]() -> const std::vector<uint64_t>* {
+                          std::lock_guard<std::mutex> lock(p->expected_mu);
+                          return p->have_final ? &p->final_expected : nullptr;
+                        }).per_qp;
+        });
       });
     } else {
       p->finished.store(true);
@@ -201,7 +197,7 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
     if (!fe->initiator) continue;
     control::Counts done;
     done.per_qp = fe->sent;
-    done.per_qp.resize(wk.qps, 0);  // a sender that failed early may have counted nothing
+    done.per_qp.resize(total_qps(cfg), 0);  // a sender that failed early may have counted nothing
     send_to(fe->flow.dst, kTagDone, json{{"ok", fe->error.empty()}, {"counts", control::to_json(done)}}.dump());
   }
   std::set<int> sources;
@@ -216,7 +212,7 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
     {
       std::lock_guard<std::mutex> lock(fe.expected_mu);
       // A failed sender's counts may be short: the receiver then ends on its idle timeout.
-      fe.final_expected = sent.size() == wk.qps ? sent : std::vector<uint64_t>(wk.qps, 0);
+      fe.final_expected = sent.size() == total_qps(cfg) ? sent : std::vector<uint64_t>(total_qps(cfg), 0);
       fe.have_final = true;
     }
     fe.stop.store(true);
@@ -227,7 +223,7 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
     json d = control::decode_payload(payload);
     if (!d.contains("ok") || !d["ok"].is_boolean() || !d.contains("counts"))
       throw control::ProtocolError("rank " + std::to_string(src) + " sent a malformed DONE");
-    fe.peer_sent = control::counts_from_json(d["counts"], wk.qps).per_qp;
+    fe.peer_sent = control::counts_from_json(d["counts"], static_cast<uint32_t>(total_qps(cfg))).per_qp;
     fe.peer_ok = d["ok"].get<bool>();
     finish_target(fe, fe.peer_sent);
   });
@@ -240,7 +236,7 @@ void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::
   if (!send_bw) return;
   for (auto& fe : ends) {
     if (fe->initiator || !fe->error.empty() || !fe->peer_ok) continue;  // a failed sender reports its own error
-    for (uint32_t q = 0; q < wk.qps && q < fe->peer_sent.size(); ++q)
+    for (uint32_t q = 0; q < total_qps(cfg) && q < fe->peer_sent.size(); ++q)
       if (fe->received.size() <= q || fe->received[q] != fe->peer_sent[q]) {
         fe->error = "rank " + std::to_string(w.rank) + " received " +
                     std::to_string(fe->received.size() > q ? fe->received[q] : 0) + " messages on QP " +
@@ -286,7 +282,7 @@ void Runner::record_failed_flows(const TestConfig& cfg, EntryPos& at, const std:
 std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends) {
   // 1. The previous repetition's QPs, connected already (every rank decides alike:
   // they are kept only when that repetition ended without an error anywhere), or new ones.
-  std::vector<std::unique_ptr<TestResources>> previous;
+  std::vector<std::unique_ptr<PointResources>> previous;
   previous.swap(kept);
   bool reuse = previous.size() == ends.size() && !ends.empty();
   for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = previous[i]->can_serve(cfg);
@@ -299,7 +295,7 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
         fe.res->retarget(cfg);  // a new rkey for this run
         fe.reused = true;
       } else {
-        fe.res = std::make_unique<TestResources>(fabric->dev, fabric->gid, cfg, fe.initiator ? Role::Initiator : Role::Target);
+        fe.res = std::make_unique<PointResources>(fabric->dev, fabric->gid, cfg, fe.initiator ? Role::Initiator : Role::Target);
       }
     }
   } catch (const std::exception& e) {
@@ -312,7 +308,7 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
   std::vector<json> outj(static_cast<size_t>(w.size), json::object());
   for (auto& fe : ends) {
     int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-    outj[static_cast<size_t>(peer)][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoint());
+    outj[static_cast<size_t>(peer)][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoints());
   }
   std::vector<std::string> out(static_cast<size_t>(w.size));
   for (int r = 0; r < w.size; ++r) out[static_cast<size_t>(r)] = outj[static_cast<size_t>(r)].empty() ? "" : outj[static_cast<size_t>(r)].dump();
@@ -323,7 +319,7 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
       json pj = control::decode_payload(in[static_cast<size_t>(peer)]);
       const char* key = fe->initiator ? "t" : "i";
       if (!pj.contains(key)) throw control::ProtocolError("rank " + std::to_string(peer) + " sent no endpoint for this flow");
-      control::Endpoint peer_end = control::endpoint_from_json(pj[key], cfg.work.qps);
+      std::vector<control::Endpoint> peer_end = control::endpoints_from_json(pj[key], cfg.knobs.threads, cfg.work.qps);
       if (fe->reused) fe->res->set_remote(peer_end);  // same QPs, this run's rkey
       else fe->res->connect(peer_end);
     }

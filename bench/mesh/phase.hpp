@@ -1,7 +1,7 @@
 // The plan and the flows of `rdmasweep mesh`: a pattern is a list of phases, each a
 // set of flows (src rank -> dst rank) that run at the same time, and Runner runs one
 // phase of one point on every rank: it builds this rank's ends of the flows on core's
-// TestResources (or reuses the previous repetition's), swaps endpoints over MPI, runs
+// PointResources (or reuses the previous repetition's), swaps endpoints over MPI, runs
 // core's hot loops on a thread per flow end, and sends the figures to rank 0, which
 // adds them to the report.
 #pragma once
@@ -33,7 +33,7 @@ struct Runner {
   std::vector<std::string> hosts;
   MeshReport* report = nullptr;  // rank 0 only
   // This rank's ends of the phase just run, connected, for its next repetition.
-  std::vector<std::unique_ptr<TestResources>> kept;
+  std::vector<std::unique_ptr<PointResources>> kept;
 
   // Drops the kept QPs: call when the next run is another phase.
   void forget() { kept.clear(); }

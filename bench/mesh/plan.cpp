@@ -75,9 +75,9 @@ json mesh_plan(const MeshOptions& o, int ranks) {
   uint64_t max_qps = 0, max_bytes = 0;
   double seconds = 0;
   for (const TestConfig& c : points) {
-    // Each flow end registers a send and a receive area of one message per QP.
-    max_qps = std::max<uint64_t>(max_qps, sh.max_ends_per_rank * c.work.qps);
-    max_bytes = std::max<uint64_t>(max_bytes, sh.max_ends_per_rank * c.work.qps * c.work.size * 2);
+    // Each flow end registers a send and a receive area of one message per QP (every thread's).
+    max_qps = std::max<uint64_t>(max_qps, sh.max_ends_per_rank * total_qps(c));
+    max_bytes = std::max<uint64_t>(max_bytes, sh.max_ends_per_rank * total_qps(c) * c.work.size * 2);
     seconds += static_cast<double>(sh.phases) * reps * (point_seconds(c) + kPlanSetupSeconds);
   }
   json p = {{"ranks", ranks},

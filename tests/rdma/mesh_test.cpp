@@ -223,6 +223,26 @@ TEST(Mesh, LatencyPairs) {
   }
 }
 
+// --threads in a mesh: each flow end runs its QPs on two threads, the target's
+// receivers and responders too; every flow's counts are exact and its threads fared.
+TEST(Mesh, ThreadsPerFlow) {
+  REQUIRE_MESH();
+  json doc;
+  ASSERT_NO_FATAL_FAILURE(run_ok(2, {"--pattern", "pairs", "--op", "send,write", "--mode", "bw,lat", "-q", "2", "-T", "2",
+                                     "-s", "64", "-n", "40", "--warmup", "5"},
+                                 &doc));
+  ASSERT_EQ(doc["benchmarks"].size(), 8u);  // 2 ops x 2 modes x 2 ordered pairs
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    EXPECT_NE(b["name"].get<std::string>().find("/threads:2/"), std::string::npos);
+    EXPECT_EQ(b["messages"].get<double>(), 2 * 2 * 40);  // threads x QPs per thread x iters
+    EXPECT_EQ(b["qp_messages_min"].get<double>(), 40);
+    EXPECT_EQ(b["qp_messages_max"].get<double>(), 40);
+    EXPECT_GT(b["thread_jain_index"].get<double>(), 0);
+  }
+}
+
 // The loop knobs the client has: a shared receive queue per flow and completion
 // events, on incast (every sender at rank 0's SRQs at once), and the clock named.
 TEST(Mesh, SharedReceiveQueueAndEvents) {
