@@ -233,7 +233,6 @@ bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow
       for (uint32_t rep = 0; rep < sw.reps && go_on; ++rep) {
         at = EntryPos{pi, instance, rep, sw.reps, ph};
         std::vector<json> entries;
-        quiet_barrier();  // one phase at a time: the others wait here
         go_on = run.run_phase(sw.points[pi], at, phases[ph], entries);
         if (w.rank != 0) continue;
         if (sw.o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together

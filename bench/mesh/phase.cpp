@@ -331,14 +331,18 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
 
 bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
                        std::vector<json>& point_entries) {
-  const auto t0 = Clock::now();
   Ends ends = ends_of(flows, w.rank);
-  // This rank's port over the phase, setup and exchanges included (outside every window).
   const bool counted = fabric->counters.available();
-  const CounterValues c0 = counted ? fabric->counters.read() : CounterValues{};
-  Clock::time_point zero;
+  CounterValues c0;
+  Clock::time_point t0, zero;
   double setup = 0;
   try {
+    // One phase at a time: every rank waits here for the previous phase to end. A rank
+    // gone before it gets here fails this phase's flows, named like a stop in setup.
+    quiet_barrier();
+    t0 = Clock::now();
+    // This rank's port over the phase, setup and exchanges included (outside every window).
+    if (counted) c0 = fabric->counters.read();
     if (std::string e = connect_phase(cfg, ends); !e.empty()) {
       record_failed_flows(cfg, at, flows, e, point_entries);
       return true;
