@@ -111,7 +111,8 @@ void check_memlock(const std::vector<TestConfig>& points, Checklist& c) {
   uint64_t pinned = 0;
   for (const TestConfig& p : points) {
     uint64_t regions = p.work.mode == Mode::Lat ? p.work.qps : 1;
-    pinned = std::max(pinned, 2 * regions * ((p.work.size + 63) / 64 * 64));
+    // every thread has buffers of its own
+    pinned = std::max(pinned, 2 * regions * ((p.work.size + 63) / 64 * 64) * p.knobs.threads);
   }
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);
@@ -154,10 +155,10 @@ void check_server(const cli::DoctorOptions& o, const std::vector<TestConfig>& po
     if (peer.link_layer != port_info(fabric->dev).link_layer)
       c.fail("the server's link layer is " + peer.link_layer, "both sides must be on the same fabric type");
     for (const TestConfig& p : points) {
-      if (p.work.qps > peer.max_qp || cq_depth_for(p) > peer.max_cqe) {
+      if (total_qps(p) > peer.max_qp || cq_depth_for(p) > peer.max_cqe) {
         c.fail(point_name(p) + " needs more QPs or CQ entries than the server's device has (max_qp " +
                    std::to_string(peer.max_qp) + ", max_cqe " + std::to_string(peer.max_cqe) + ")",
-               "lower --qps, --tx-depth or --rx-depth");
+               "lower --qps, --threads, --tx-depth or --rx-depth");
         break;
       }
     }

@@ -104,10 +104,14 @@ json SweepReporter::histogram_record(const std::string& point) const {
       per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
     }
     per_qp.push_back(pr.per_qp);
-    if (!pr.thread_messages.empty())
-      per_thread.push_back({{"messages", pr.thread_messages},
-                            {"seconds", pr.thread_seconds},
-                            {"cpu_seconds", pr.thread_cpu_seconds}});
+    if (!pr.thread_messages.empty()) {
+      json t = {{"messages", pr.thread_messages}, {"seconds", pr.thread_seconds}, {"cpu_seconds", pr.thread_cpu_seconds}};
+      if (!pr.thread_hist.empty()) {
+        t["histogram"] = json::array();  // each thread's latency samples (ns), as the point's histogram
+        for (const Histogram& h : pr.thread_hist) t["histogram"].push_back(histogram_json(h));
+      }
+      per_thread.push_back(std::move(t));
+    }
   }
   p["config"] = runs.front().cfg;
   p["per_qp_messages"] = per_qp;  // one array per repetition

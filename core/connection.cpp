@@ -84,7 +84,7 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
     for (const TestConfig& o : points)
       if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
     uint64_t regions = points[i].work.mode == Mode::Lat ? points[i].work.qps : 1;
-    bool fits = 2 * regions * round_slot(biggest) <= budget;
+    bool fits = 2 * regions * round_slot(biggest) * points[i].knobs.threads <= budget;  // each thread its own
     slots[i] = round_slot(fits ? biggest : points[i].work.size);
   }
   return slots;

@@ -207,6 +207,7 @@ PointResult combine_lanes(std::vector<PointResult>& lanes) {
     out.qp_lat_max_ns.insert(out.qp_lat_max_ns.end(), l.qp_lat_max_ns.begin(), l.qp_lat_max_ns.end());
     out.qp_lat_mean_ns.insert(out.qp_lat_mean_ns.end(), l.qp_lat_mean_ns.begin(), l.qp_lat_mean_ns.end());
     out.hist.merge(l.hist);
+    if (l.latency) out.thread_hist.push_back(std::move(l.hist));
     out.messages += l.messages;
     out.bytes += l.bytes;
     out.cpu_seconds += l.cpu_seconds;

@@ -52,6 +52,7 @@ struct PointResult {
   // --threads > 1: each thread's messages (lat: round trips), its own window and CPU.
   std::vector<uint64_t> thread_messages;
   std::vector<double> thread_seconds, thread_cpu_seconds;
+  std::vector<Histogram> thread_hist;  // lat: each thread's own (hist is their merge)
 };
 
 // What the latency figures mean for this point.

@@ -44,6 +44,16 @@ TEST_F(Threads, EveryOpAndModeOnOneAndTwoThreadsWithEitherCqScope) {
     ASSERT_TRUE(rec.contains("per_thread"));
     for (const json& n : rec["per_thread"][0]["messages"]) EXPECT_EQ(n.get<uint64_t>(), qps * iters);
     for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_GT(s.get<double>(), 0);
+    if (b["name"].get<std::string>().find("/lat/") != std::string::npos) {
+      // Each thread's own histogram is kept; the point's is their merge.
+      ASSERT_EQ(rec["per_thread"][0]["histogram"].size(), threads);
+      uint64_t sum = 0;
+      for (const json& th : rec["per_thread"][0]["histogram"]) sum += th["count"].get<uint64_t>();
+      EXPECT_EQ(sum, rec["histogram"]["count"].get<uint64_t>());
+      EXPECT_EQ(sum, threads * qps * iters);
+    } else {
+      EXPECT_FALSE(rec["per_thread"][0].contains("histogram"));
+    }
     // The point's window (first thread's start to last thread's end) holds every thread's own.
     for (const json& s : rec["per_thread"][0]["seconds"]) EXPECT_LE(s.get<double>(), b["seconds"].get<double>() * 1.0001);
     EXPECT_GT(b["thread_jain_index"].get<double>(), 0.5);
