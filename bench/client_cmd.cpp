@@ -55,7 +55,8 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
     return nlohmann::json{{"host", h.host},         {"device", h.device},     {"firmware", h.firmware},
                           {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
                           {"kernel", h.kernel},     {"tool_version", h.tool_version},
-                          {"gid", h.gid},           {"gid_index", h.gid_index},   {"gid_type", h.gid_type}};
+                          {"gid", h.gid},           {"gid_index", h.gid_index},   {"gid_type", h.gid_type},
+                          {"cpus", h.cpus}};
   };
   nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
@@ -92,11 +93,20 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
 }
 
 // What this side will use and what it lacks, before the first point.
-void announce(const LocalFabric& fabric, const control::Hello& server, size_t points) {
+void announce(const LocalFabric& fabric, const control::Hello& server, const std::vector<TestConfig>& sweep,
+              const Placement& placement) {
+  const size_t points = sweep.size();
   std::fprintf(stderr, "rdmasweep: %s port %u, GID index %d (%s %s%s%s), %zu point(s), server %s (%s)\n",
                fabric.dev.name().c_str(), fabric.dev.port(), fabric.gid.index, fabric.gid.type.c_str(),
                gid_to_string(fabric.gid.gid).c_str(), fabric.gid.netdev.empty() ? "" : " on ", fabric.gid.netdev.c_str(),
                points, server.host.c_str(), server.device.c_str());
+  uint32_t threads = 1;
+  for (const TestConfig& p : sweep) threads = std::max(threads, p.knobs.threads);
+  if (placement.pins(threads))
+    std::fprintf(stderr, "rdmasweep: threads run on cores %s (%s)%s; the server's: %s\n",
+                 cpu_list_text(placement.cpus).c_str(), placement.source.c_str(),
+                 placement.explicit_cpus ? "" : ", a single thread unpinned",
+                 server.cpus.empty() ? "not said (an older server)" : server.cpus.c_str());
   if (!fabric.counters.available())
     std::fprintf(stderr, "rdmasweep: %s has no port counters (%s): the results carry none from this side\n",
                  fabric.dev.name().c_str(), fabric.counters.where().c_str());
@@ -169,7 +179,7 @@ int client_main(int argc, char** argv) {
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
-  announce(fabric, session.server(), points.size());
+  announce(fabric, session.server(), points, placement);
 
   PointStore store;
   std::string abort_reason;

@@ -98,8 +98,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], p.posted);
       uint32_t q = WrId::qp(wc[i].wr_id);
-      sq[q].retire(WrId::seq(wc[i].wr_id));
-      if (sq[q].completed == target[q]) --unfinished;
+      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q]) --unfinished;
     }
     watch.tick(got);
     // The clock and the stop flag are read once per poll that returned completions

@@ -121,11 +121,18 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
 // The NUMA node a point's memory goes on: the device's, when known.
 static int memory_node(const SessionOptions& opt) { return opt.placement ? opt.placement->numa_node : -1; }
 
+// This side's HELLO, with where its threads run.
+static control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& opt) {
+  control::Hello h = fabric.hello();
+  if (opt.placement) h.cpus = cpu_list_text(opt.placement->cpus) + ": " + opt.placement->source;
+  return h;
+}
+
 // ---- client ----
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
     : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
-  ch_.send(MsgType::Hello, control::to_json(fabric_.hello()));
+  ch_.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric_, opt_)));
   try {
     server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
   } catch (const control::Timeout&) {
@@ -331,7 +338,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
                     const std::function<void(const std::string&)>& log) {
   control::Hello client = control::hello_from_json(ch.expect(MsgType::Hello, opt.timeout));
-  ch.send(MsgType::Hello, control::to_json(fabric.hello()));
+  ch.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric, opt)));
   log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
   size_t served = 0;
   std::unique_ptr<PointResources> res;

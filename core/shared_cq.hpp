@@ -1,7 +1,9 @@
 // --cq-scope process: several threads poll one CQ. Each completion belongs to the
 // thread that owns its QP (by qp_num); a thread that polls another's completion
 // hands it over through that thread's mailbox, so every loop still sees only its own
-// QPs' completions and keeps its accounting single-threaded.
+// QPs' completions and keeps its accounting single-threaded. A handed-over completion
+// can reach its thread after a later one of the same QP that the thread polled
+// itself: SendQueue::retire ignores one that retires nothing new.
 #pragma once
 
 #include <atomic>

@@ -100,7 +100,8 @@ json to_json(const Hello& h) {
           {"device", h.device},     {"firmware", h.firmware},         {"link_layer", h.link_layer},
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
-          {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type}};
+          {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
+          {"cpus", h.cpus}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -120,6 +121,8 @@ Hello hello_from_json(const json& j) {
   if (j.contains("gid")) h.gid = field<std::string>(j, "gid");
   if (j.contains("gid_index")) h.gid_index = field<uint32_t>(j, "gid_index");
   if (j.contains("gid_type")) h.gid_type = field<std::string>(j, "gid_type");
+  if (j.contains("cpus")) h.cpus = field<std::string>(j, "cpus");
+  if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
   return h;
 }
 

@@ -58,6 +58,9 @@ struct Hello {
   std::string gid;
   uint32_t gid_index = 0;
   std::string gid_type;
+  // The cores this side runs a point's threads on, and why ("0-7: the device's NUMA
+  // node 0"); empty from older peers.
+  std::string cpus;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

@@ -66,6 +66,9 @@ TEST_F(Threads, EveryOpAndModeOnOneAndTwoThreadsWithEitherCqScope) {
   EXPECT_EQ(pl["pinned"], true);
   ASSERT_EQ(pl["per_thread"].size(), 2u);
   EXPECT_FALSE(pl["source"].get<std::string>().empty());
+  // The server says where its threads run, and the client prints both.
+  EXPECT_FALSE(r["context"]["server"]["cpus"].get<std::string>().empty());
+  EXPECT_NE(o.err.find("threads run on cores"), std::string::npos) << o.err;
 }
 
 TEST_F(Threads, ExplicitCpusPinEvenOneThreadAndAreRecorded) {

@@ -83,6 +83,50 @@ TEST(BwLoop, ExactCountsUnderSelectiveSignaling) {
   }
 }
 
+TEST(SendQueueAccounting, ACompletionThatRetiresNothingNewIsIgnored) {
+  SendQueue s;
+  s.posted = 100;
+  EXPECT_TRUE(s.retire(63));
+  EXPECT_EQ(s.completed, 64u);
+  EXPECT_FALSE(s.retire(31));  // handed over late by another thread (--cq-scope process)
+  EXPECT_FALSE(s.retire(63));
+  EXPECT_EQ(s.completed, 64u);
+  s.posted = s.completed = (uint64_t{1} << 32) - 10;  // across the 32-bit sequence's wrap
+  EXPECT_TRUE(s.retire(static_cast<uint32_t>((uint64_t{1} << 32) + 5)));
+  EXPECT_EQ(s.completed, (uint64_t{1} << 32) + 6);
+  EXPECT_FALSE(s.retire(static_cast<uint32_t>((uint64_t{1} << 32) - 20)));
+  EXPECT_EQ(s.completed, (uint64_t{1} << 32) + 6);
+}
+
+// The fake device, but every signaled completion is delivered again one poll later:
+// what a thread sees when another thread of a shared CQ hands a completion over after
+// this thread polled a later one of the same QP.
+struct LateCopies {
+  FakeDevice& fake;
+  std::vector<ibv_wc> late;
+  int post(uint32_t q, ibv_send_wr* w) { return fake.post(q, w); }
+  int poll(int n, ibv_wc* wc) {
+    int got = static_cast<int>(std::min<size_t>(late.size(), static_cast<size_t>(n)));
+    std::copy(late.begin(), late.begin() + got, wc);
+    late.erase(late.begin(), late.begin() + got);
+    int fresh = fake.poll(n - got, wc + got);
+    late.insert(late.end(), wc + got, wc + got + fresh);
+    return got + fresh;
+  }
+};
+
+TEST(BwLoop, LateCopiesOfCompletionsChangeNoCount) {
+  Fixture f(bw_config(3, 64, 8), 1000);
+  FakeDevice fake(f.dev);
+  LateCopies ops{fake, {}};
+  detail::IdleWatch watch(f.ctl);
+  LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch);
+  for (uint32_t q = 0; q < 3; ++q) {
+    EXPECT_EQ(st.per_qp[q], 1000u);  // not 2^32 more, and no QP ended twice
+    EXPECT_EQ(f.sq[q].completed, 1000u);
+  }
+}
+
 TEST(BwLoop, PostListsFillTheQueueInWholeChains) {
   // tx_depth 30 is no multiple of the post list: the loop must not overfill the
   // queue with the chain that does not fit.

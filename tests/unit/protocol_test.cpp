@@ -40,7 +40,9 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   h.gid = "::ffff:192.0.2.1";
   h.gid_index = 1;
   h.gid_type = "RoCE v2";
+  h.cpus = "0-7: the device's NUMA node 0";
   Hello back = hello_from_json(to_json(h));
+  EXPECT_EQ(back.cpus, h.cpus);
   EXPECT_EQ(back.gid, "::ffff:192.0.2.1");
   EXPECT_EQ(back.gid_index, 1u);
   EXPECT_EQ(back.gid_type, "RoCE v2");
@@ -48,7 +50,9 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   old.erase("gid");
   old.erase("gid_index");
   old.erase("gid_type");
+  old.erase("cpus");
   EXPECT_EQ(hello_from_json(old).gid, "");
+  EXPECT_EQ(hello_from_json(old).cpus, "");
   old["gid_index"] = -1;
   EXPECT_THROW(hello_from_json(old), ProtocolError);
 }
