@@ -59,6 +59,7 @@ struct Choices {
 std::vector<Choices> choices() {
   return {{"op", {to_string(Op::Send), to_string(Op::Write), to_string(Op::Read)}},
           {"mode", {to_string(Mode::Bw), to_string(Mode::Lat)}},
+          {"cq-scope", {to_string(CqScope::Thread), to_string(CqScope::Process)}},
           {"pattern", {"pairs", "incast", "all-to-all"}},
           {"cq-policy", {"error", "cap"}},
           {"clock", {"auto", "tsc", "system"}}};
