@@ -88,16 +88,9 @@ BENCHMARK(BM_FakeDeviceAlone)->Arg(1)->Arg(16)->Unit(benchmark::kMillisecond);
 // Its share of BM_BwLoopThreads: each thread its own fake device of 16 QPs.
 BENCHMARK(BM_FakeDeviceAlone)->Arg(16)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-void BM_BwLoopBookkeeping(benchmark::State& st) {
-  TestConfig c;
-  c.work.op = Op::Write;
-  c.work.qps = static_cast<uint32_t>(st.range(0));
-  c.knobs.post_list = static_cast<uint32_t>(st.range(1));
-  c.knobs.tx_depth = 128;
-  c.knobs.signal_every = 32;
-  c.knobs.poll_batch = 16;
-  detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
-  p.interval = st.range(2) ? 0.001 : 0;  // --interval: a clock read per poll that returned completions
+// The real bandwidth loop on a fake device of its own, once per iteration; returns
+// the messages and sets items processed.
+uint64_t run_bw_loop(benchmark::State& st, const detail::BwPlan& p) {
   detail::SendWrs wrs(p.nqp, p.post_list, IBV_WR_RDMA_WRITE, 0);
   FakeDevice::Options o;
   o.nqp = p.nqp;
@@ -113,6 +106,20 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
     messages += s.messages();
   }
   st.SetItemsProcessed(static_cast<int64_t>(messages));
+  return messages;
+}
+
+void BM_BwLoopBookkeeping(benchmark::State& st) {
+  TestConfig c;
+  c.work.op = Op::Write;
+  c.work.qps = static_cast<uint32_t>(st.range(0));
+  c.knobs.post_list = static_cast<uint32_t>(st.range(1));
+  c.knobs.tx_depth = 128;
+  c.knobs.signal_every = 32;
+  c.knobs.poll_batch = 16;
+  detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
+  p.interval = st.range(2) ? 0.001 : 0;  // --interval: a clock read per poll that returned completions
+  const uint64_t messages = run_bw_loop(st, p);
   st.counters["ns_per_msg"] =
       benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
@@ -135,21 +142,7 @@ void BM_BwLoopThreads(benchmark::State& st) {
   c.work.op = Op::Write;
   c.work.qps = 16;
   detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
-  detail::SendWrs wrs(p.nqp, p.post_list, IBV_WR_RDMA_WRITE, 0);
-  FakeDevice::Options o;
-  o.nqp = p.nqp;
-  o.sq_depth = p.depth;
-  RunControl ctl;
-  uint64_t messages = 0;
-  for (auto _ : st) {
-    FakeDevice fake(o);
-    std::vector<SendQueue> sq(p.nqp);
-    for (SendQueue& s : sq) s.until_signal = p.every;
-    detail::IdleWatch watch(ctl);
-    LoopStats s = detail::bw_initiator_loop(fake, wrs, sq, p, watch);
-    messages += s.messages();
-  }
-  st.SetItemsProcessed(static_cast<int64_t>(messages));
+  run_bw_loop(st, p);
 }
 BENCHMARK(BM_BwLoopThreads)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
