@@ -107,7 +107,7 @@ class TestResources {
   std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
   // Several threads on one CQ: the router its loops poll through, and this thread's
   // number there (set by PointResources, core/lanes.hpp).
-  SharedCq* shared_cq = nullptr;
+  SharedCq* cq_router = nullptr;
   uint32_t lane = 0;
 
  private:

@@ -34,11 +34,9 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
         owner.push_back(t);
       }
     router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg), cfg.knobs.poll_batch);
-    for (auto& l : lanes_) l->shared_cq = router_.get();
+    for (auto& l : lanes_) l->cq_router = router_.get();
   }
 }
-
-PointResources::~PointResources() { lanes_.clear(); }
 
 void PointResources::retarget(const TestConfig& next) {
   for (auto& l : lanes_) l->retarget(next);

@@ -23,7 +23,6 @@ class PointResources {
   // the kernel puts them).
   PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0,
                  int memory_node = -1);
-  ~PointResources();
   PointResources(const PointResources&) = delete;
   PointResources& operator=(const PointResources&) = delete;
 

@@ -119,7 +119,7 @@ class IdleWatch {
 class Poller {
  public:
   Poller(const TestResources& r, IdleWatch& watch)
-      : cq_(r.completion_queue().get()), channel_(r.channel.get()), shared_(r.shared_cq), lane_(r.lane),
+      : cq_(r.completion_queue().get()), channel_(r.channel.get()), shared_(r.cq_router), lane_(r.lane),
         batch_(static_cast<int>(r.cfg.knobs.poll_batch)), watch_(watch) {}
   ~Poller() {
     if (unacked_) ibv_ack_cq_events(cq_, unacked_);
