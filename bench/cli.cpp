@@ -209,7 +209,7 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {
     s.help = true;
-    *help_text = render_help("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time), until killed.", all);
+    *help_text = render_help("usage: rdmasweep server [options]\nServes test after test for every client that connects (several at once), until killed.", all);
     return s;
   }
   finish_common(s, vm, gid);
@@ -259,6 +259,67 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
     throw UsageError(e.what());
   }
   return d;
+}
+
+double parse_seconds(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (used == 0 || scale < 0 || !(v > 0)) throw UsageError(option + ": '" + text + "' is not a time (e.g. 90s, 10m, 1h)");
+  return v * scale;
+}
+
+HuntOptions parse_hunt(int argc, char** argv, std::string* help_text) {
+  HuntOptions h;
+  int gid = -1;
+  po::options_description all = fabric_options(h, &gid);
+  std::string budget = "10m";
+  all.add_options()
+    ("budget", po::value(&budget)->default_value("10m"), "time for the whole hunt (90s, 10m, 1h): exploring, then "
+     "confirming and shrinking what it flagged")
+    ("space", po::value(&h.space_file), "space file: the axes searched, the oracles' thresholds, repetitions "
+     "(docs/hunt.md; default: every op and mode, 1-16 QPs, 64 B-64 KiB, the loop knobs, 1-2 threads)")
+    ("seed", po::value(&h.seed), "random seed (default: from the clock; the report says which, to run the same search "
+     "again)")
+    ("out,o", po::value(&h.out_dir), "directory for anomalies.md, anomalies.json and points.json (every run); "
+     "default hunt-DATE-TIME")
+    ("help,h", "this help");
+  po::variables_map vm = run_parser_with_host(argc, argv, all, &h.host);
+  if (vm.count("help")) {
+    h.help = true;
+    *help_text = render_help("usage: rdmasweep hunt HOST [--budget 10m] [--space FILE] [--seed N] [--out DIR]\n"
+                             "Searches the workload space against `rdmasweep server` on HOST for performance anomalies, "
+                             "confirms each with repetitions, shrinks it to its smallest trigger and writes the command "
+                             "that shows it again.", all);
+    return h;
+  }
+  finish_common(h, vm, gid);
+  if (h.host.empty()) throw UsageError("hunt: give the server's host name or address (rdmasweep hunt HOST)");
+  h.budget_s = parse_seconds("--budget", budget);
+  h.seed_given = vm.count("seed") > 0;
+  for (const char* o : {"device", "gid-index", "ib-port", "port", "timeout"})
+    if (!vm[o].defaulted() && vm.count(o)) {
+      std::ostringstream v;
+      if (std::string(o) == "device") v << h.fabric.device;
+      else if (std::string(o) == "gid-index") v << h.fabric.gid_index;
+      else if (std::string(o) == "ib-port") v << unsigned{h.fabric.port};
+      else if (std::string(o) == "port") v << h.port;
+      else v << h.timeout_s;
+      h.connect_args += (h.connect_args.empty() ? "--" : " --") + std::string(o) + " " + v.str();
+    }
+  if (h.out_dir.empty()) {
+    char stamp[32];
+    std::time_t t = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+    h.out_dir = std::string("hunt-") + stamp;
+  }
+  return h;
 }
 
 std::string default_out_path() {

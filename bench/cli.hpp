@@ -54,6 +54,16 @@ struct DoctorOptions : Common {
   SweepSpec spec;    // the planned sweep, for the memory and limit checks
 };
 
+struct HuntOptions : Common {
+  std::string host;
+  std::string space_file;    // empty: hunt's default space
+  double budget_s = 600;     // --budget: 90s, 10m, 1h or plain seconds
+  uint64_t seed = 0;
+  bool seed_given = false;
+  std::string out_dir;
+  std::string connect_args;  // the fabric options as given, for the report's commands
+};
+
 struct DevicesOptions {
   bool json = false;
   bool help = false;
@@ -65,6 +75,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text);
 ServerOptions parse_server(int argc, char** argv, std::string* help_text);
 DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
+HuntOptions parse_hunt(int argc, char** argv, std::string* help_text);
+// "90s", "10m", "1h", "1.5m" or plain seconds; throws UsageError naming `option`.
+double parse_seconds(const std::string& option, const std::string& text);
 
 std::string default_out_path();
 

@@ -15,5 +15,6 @@ int server_main(int argc, char** argv);
 int devices_main(int argc, char** argv);
 int doctor_main(int argc, char** argv);
 int mesh_main(int argc, char** argv);  // started by mpirun
+int hunt_main(int argc, char** argv);
 
 }  // namespace rdmasweep

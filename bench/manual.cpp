@@ -48,6 +48,7 @@ const Command kCommands[] = {
     {"devices", "list RDMA devices, ports and GIDs", devices_main},
     {"doctor", "check what would break a run, and how to fix it", doctor_main},
     {"mesh", "many nodes at once, started by mpirun (pairs, incast, all-to-all)", mesh_main},
+    {"hunt", "search the workload space for performance anomalies and shrink each to its trigger", hunt_main},
 };
 
 // The values an option takes, for completion. The parsers check them (core's
@@ -106,6 +107,7 @@ Captured capture(const Command& c) {
   else if (name == "server") cli::parse_server(2, argv, &ignored);
   else if (name == "devices") cli::parse_devices(2, argv, &ignored);
   else if (name == "doctor") cli::parse_doctor(2, argv, &ignored);
+  else if (name == "hunt") cli::parse_hunt(2, argv, &ignored);
   else mesh_detail::parse_mesh(2, argv, &ignored, false);
   cli::set_help_renderer(nullptr);
   return got;
@@ -304,7 +306,7 @@ int help_main(int argc, char** argv) {
       return c.main(2, args);
     }
     if (what == "-h" || what == "--help" || what == "help") std::cout << usage_text();
-    else throw cli::UsageError("no command '" + what + "': one of server, client, devices, doctor, mesh");
+    else throw cli::UsageError("no command '" + what + "': one of server, client, devices, doctor, mesh, hunt");
   }
   return kOk;
 }

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return devices_main(argc - 1, argv + 1);
     if (cmd == "doctor") return doctor_main(argc - 1, argv + 1);
     if (cmd == "mesh") return mesh_main(argc - 1, argv + 1);
+    if (cmd == "hunt") return hunt_main(argc - 1, argv + 1);
     if (cmd == "help") return help_main(argc - 1, argv + 1);
     if (cmd == "--version" || cmd == "version") {
       std::fputs(version_text().c_str(), stdout);

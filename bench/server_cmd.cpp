@@ -1,9 +1,12 @@
 // `rdmasweep server`: follows whatever test the client asks for, test after test,
-// client after client (one at a time), until killed.
+// for every client that connects (several at once), until killed.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <list>
+#include <memory>
+#include <thread>
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
@@ -14,9 +17,26 @@ namespace rdmasweep {
 static void log_line(const std::string& s) {
   char stamp[32];
   std::time_t t = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&t));
+  std::tm tm{};
+  localtime_r(&t, &tm);  // clients are served on threads of their own
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
   std::fprintf(stderr, "[%s] rdmasweep server: %s\n", stamp, s.c_str());
   std::fflush(stderr);
+}
+
+// Serves one client to its end; a failure is logged and, when it can be, told to it.
+static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOptions& so) {
+  try {
+    size_t n = serve_client(fabric, ch, so, log_line);
+    log_line("client " + ch.peer() + " done after " + std::to_string(n) + " test(s)");
+  } catch (const std::exception& e) {
+    log_line("client " + ch.peer() + " dropped: " + e.what());
+    try {
+      ch.send(control::MsgType::Error, {{"message", e.what()}});
+    } catch (const std::exception&) {
+      // The client is gone; nothing to tell it.
+    }
+  }
 }
 
 int server_main(int argc, char** argv) {
@@ -41,22 +61,39 @@ int server_main(int argc, char** argv) {
            (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
   if (!fabric.counters.available())
     log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
+  // Each client is served on its own thread, so several run at once (`rdmasweep hunt`
+  // measures a victim beside an aggressor); each has its own QPs and buffers.
+  struct Served {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Served> clients;
+  auto reap = [&clients](bool all) {
+    for (auto it = clients.begin(); it != clients.end();) {
+      if (!all && !it->done->load()) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = clients.erase(it);
+    }
+  };
   while (!g_interrupted) {
     std::optional<control::Channel> ch = listener.accept(std::chrono::milliseconds(500));
+    reap(false);
     if (!ch) continue;
-    try {
-      size_t n = serve_client(fabric, *ch, so, log_line);
-      log_line("client " + ch->peer() + " done after " + std::to_string(n) + " test(s)");
-    } catch (const std::exception& e) {
-      log_line("client " + ch->peer() + " dropped: " + e.what());
-      try {
-        ch->send(control::MsgType::Error, {{"message", e.what()}});
-      } catch (const std::exception&) {
-        // The client is gone; nothing to tell it.
-      }
+    if (o.once) {
+      serve_one(fabric, *ch, so);
+      break;
     }
-    if (o.once) break;
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    clients.push_back({std::thread([&fabric, &so, done, c = std::move(*ch)]() mutable {
+                         serve_one(fabric, c, so);
+                         done->store(true);
+                       }),
+                       done});
   }
+  reap(true);
   if (g_interrupted) log_line("interrupted, exiting");
   return g_interrupted ? kInterrupted : kOk;
 }

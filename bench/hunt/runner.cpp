@@ -1,0 +1,141 @@
+#include "bench/hunt/runner.hpp"
+
+#include <exception>
+#include <thread>
+
+#include "core/results.hpp"
+
+namespace rdmasweep::hunt {
+
+using nlohmann::json;
+
+Measurement measurement_of(const PointResult& r) {
+  Measurement m;
+  m.ok = true;
+  m.messages = static_cast<double>(r.messages);
+  for (const auto& [k, v] : figures(r)) {
+    if (k == "items_per_second") m.msg_rate = v;
+    else if (k == "bytes_per_second") m.byte_rate = v;
+    else if (k == "lat_p99_us") m.p99_us = v;
+  }
+  for (const auto& [k, v] : counter_figures(r)) m.counters[k] = v;
+  m.has_counters = r.has_client_counters || r.has_server_counters;
+  return m;
+}
+
+Runner::Runner(LocalFabric& fabric, RunnerOptions opt, SweepReport& report)
+    : fabric_(fabric), opt_(std::move(opt)), report_(report), main_(connect()) {}
+
+Runner::~Runner() {
+  for (auto* s : {&main_, &aggressor_})
+    if (*s && !(*s)->broken()) (*s)->close();
+}
+
+std::unique_ptr<ClientSession> Runner::connect() {
+  return std::make_unique<ClientSession>(fabric_, control::Channel::connect(opt_.host, opt_.port, opt_.session.timeout),
+                                         opt_.session);
+}
+
+static std::string entry_name(const TestConfig& cfg, const std::string& role) {
+  return point_name(cfg) + (role == "beside" ? "/beside_aggressor" : role == "aggressor" ? "/aggressor" : "");
+}
+
+void Runner::record(const TestConfig& cfg, const PointResult* r, const std::string& error, const std::string& phase,
+                    const std::string& role) {
+  EntryPlace at;
+  at.name = at.run_name = entry_name(cfg, role);
+  at.family = runs_++;
+  json b = entry_head(at);
+  b["point"] = point_name(cfg);
+  b["config"] = cfg;
+  b["hunt"] = {{"run", at.family}, {"phase", phase}, {"role", role}};
+  json record;
+  if (!r) {
+    mark_failed(b, error);
+  } else {
+    b["iterations"] = 1;
+    b["real_time"] = r->seconds * 1e3;
+    b["cpu_time"] = r->cpu_seconds * 1e3;  // the measured window's, as the client's
+    b["time_unit"] = "ms";
+    for (const auto& [k, v] : figures(*r)) b[k] = json_number(v);
+    if (r->latency) b["label"] = latency_kind(cfg);
+    json c = counters_json(*r);
+    if (!c.is_null()) b["counters"] = c;
+    std::vector<std::string> flags = point_anomalies(*r);
+    if (!flags.empty()) b["anomalies"] = flags;
+    record = {{"config", cfg}, {"per_qp_messages", json::array({r->per_qp})}};
+    if (!c.is_null()) record["counters"] = json::array({c});
+    if (r->latency) {
+      record["latency_kind"] = latency_kind(cfg);
+      record["histogram"] = histogram_json(r->hist);
+    }
+  }
+  report_.add(std::move(b), record);
+  report_.write(false);
+}
+
+std::optional<PointResult> Runner::run(std::unique_ptr<ClientSession>& session, const TestConfig& cfg,
+                                       const std::string& phase, const std::string& role, std::string* error) {
+  try {
+    if (!session || session->broken()) session = connect();
+    PointResult r = session->run(cfg);
+    record(cfg, &r, "", phase, role);
+    return r;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    record(cfg, nullptr, *error, phase, role);
+    if (opt_.session.interrupted && *opt_.session.interrupted) throw;
+    return std::nullopt;
+  }
+}
+
+Measurement Runner::measure(const Candidate& c, const std::string& phase) {
+  Measurement m;
+  std::string error;
+  std::optional<PointResult> alone = run(main_, c.point, phase, "point", &error);
+  if (!alone) {
+    m.error = error;
+    m.entry = entry_name(c.point, "point");
+    return m;
+  }
+  m = measurement_of(*alone);
+  m.entry = entry_name(c.point, "point");
+  if (!c.aggressor) return m;
+
+  // The aggressor floods for longer than the victim's setup and window, on its own
+  // connection; the victim's window must lie inside the aggressor's to count.
+  TestConfig aggr = *c.aggressor;
+  aggr.work.duration = 3 * c.point.work.duration + 0.5;
+  std::optional<PointResult> ar;
+  std::string aerr;
+  std::exception_ptr failure;
+  std::thread t([&] {
+    try {
+      if (!aggressor_ || aggressor_->broken()) aggressor_ = connect();
+      ar = aggressor_->run(aggr);
+    } catch (const std::exception& e) {
+      aerr = e.what();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  std::string verr;
+  std::optional<PointResult> beside;
+  try {
+    beside = run(main_, c.point, phase, "beside", &verr);
+  } catch (...) {
+    t.join();
+    throw;
+  }
+  t.join();
+  if (failure) std::rethrow_exception(failure);
+  record(aggr, ar ? &*ar : nullptr, aerr, phase, "aggressor");
+  if (beside && ar && beside->began >= ar->began && beside->ended <= ar->ended) {
+    m.beside_rate = measurement_of(*beside).msg_rate;
+  } else if (beside && ar) {
+    ++no_overlap_;
+  }
+  return m;
+}
+
+}  // namespace rdmasweep::hunt
