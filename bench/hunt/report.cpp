@@ -84,6 +84,7 @@ static json anomaly_json(const Anomaly& a, size_t id, const Space& s, const Repo
             {"shrinking", a.steps},
             {"shrink_complete", a.shrink_complete},
             {"also_seen", a.also_seen},
+            {"also_shows", a.also_shows},
             {"reproduce", reproduce_command(a, s, ctx)}};
   if (a.reference) j["reference"] = {{"point", point_name(*a.reference)}, {"config", *a.reference}};
   const Measurement& m = a.evidence.last;
@@ -148,6 +149,11 @@ static void md_anomaly(std::ostringstream& o, const json& a) {
   if (a["shrinking"].empty()) o << " nothing to shrink";
   for (const json& s : a["shrinking"]) o << "\n  - " << s.get<std::string>();
   o << "\n";
+  if (!a["also_shows"].empty()) {
+    o << "- **Its runs also show:**";
+    for (const json& s : a["also_shows"]) o << " " << s.get<std::string>();
+    o << "\n";
+  }
   if (!a["also_seen"].empty()) o << "- **Also explains:** " << a["also_seen"].size() << " other flagged point(s)\n";
   o << "\nReproduce:\n\n```\n" << a["reproduce"].get<std::string>() << "\n```\n\n";
 }

@@ -36,6 +36,7 @@ struct Anomaly {
   std::vector<std::string> steps; // "size 4096 -> 1024: held 3 of 3", in order
   bool shrink_complete = true;    // false: the budget ran out while shrinking
   std::vector<std::string> also_seen;  // other flagged points it covers
+  std::vector<std::string> also_shows; // other counter oracles its minimal trigger's runs hold
 };
 
 struct Flagged {

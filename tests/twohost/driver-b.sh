@@ -31,6 +31,14 @@ points_done() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys
 
 wait_for 120 test -e "$dir/ready.a" || { echo "FAIL setup: host a never got ready"; exit 1; }
 
+# 7. (last) rdmasweep hunt with a planted anomaly; RDMASWEEP_TWOHOST_ONLY=hunt runs it alone.
+source "$here/hunt-b.sh"
+if [[ ${RDMASWEEP_TWOHOST_ONLY:-} == hunt ]]; then
+  hunt_planted
+  echo "two-host tests: $fails failure(s)"
+  exit $((fails > 0))
+fi
+
 # expect NAME LABEL "CHECKS" CLIENT-ARGS...: a client run, then check.py on its results.
 expect() {
   local name=$1 label=$2 c out rc=0
@@ -103,5 +111,7 @@ fault reorder "" netem delay 1ms reorder 25% 50%
 fault duplicate "" netem duplicate 5%
 fault mtu "" mtu 600
 ask clear
+
+hunt_planted
 echo "two-host tests: $fails failure(s)"
 exit $((fails > 0))

@@ -166,14 +166,18 @@ TEST(HuntOracles, LatencyCountersAndIsolation) {
   EXPECT_LT(rejudge("isolation", pair, mp, nullptr, nullptr, t)->score, 1);
 }
 
-// A planted fault: every WRITE of 1024 B or more retransmits. The hunt must find it,
+// A planted fault: every WRITE of 1024 B or more retransmits (and sees packets out of
+// sequence: one trouble, two counters, one anomaly). The hunt must find it,
 // confirm it and shrink it to write, 1024 B, one QP, no post list and the default send
 // depth (16 is smaller, but not valid with the default signal interval of 32).
 TEST(HuntSearch, FindsAndShrinksAPlantedAnomaly) {
   FakeBench bench;
   bench.landscape = [](const Candidate& c) {
     Measurement m = healthy(c);
-    if (c.point.work.op == Op::Write && c.point.work.size >= 1024) m.counters["retransmits"] = 50;
+    if (c.point.work.op == Op::Write && c.point.work.size >= 1024) {
+      m.counters["retransmits"] = 50;
+      m.counters["out_of_sequence"] = 30;
+    }
     return m;
   };
   const Space s = small_space();
@@ -184,6 +188,7 @@ TEST(HuntSearch, FindsAndShrinksAPlantedAnomaly) {
   EXPECT_TRUE(a.shrink_complete);
   EXPECT_EQ(point_name(a.minimal.point), "write/bw/qps:1/size:1024/cq:4");
   EXPECT_EQ(a.evidence.held, 3u);
+  EXPECT_EQ(a.also_shows, std::vector<std::string>{"counters:out_of_sequence"});
   // 512 B was tried and did not show it: the trigger is the size threshold itself.
   const bool tried_512 = std::any_of(a.steps.begin(), a.steps.end(),
                                      [](const std::string& step) { return step.find("-> 512: held 0") != std::string::npos; });

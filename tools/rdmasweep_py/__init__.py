@@ -8,6 +8,9 @@ tools/vs-perftest (installed together under share/rdmasweep/tools/):
   metric_charts  bandwidth, message rate, latency, CQ depth, CPU cost, counters
   spread_charts  fairness, per-QP bars, latency histogram and CDF
   mesh           rank x rank heatmaps of `rdmasweep mesh` results
+  thread_charts  message rate vs threads, each thread's own rate
+  timeline       throughput over each --interval of a point
+  hunt_charts    the explored space of an `rdmasweep hunt` and its anomalies
   report         the self-contained HTML report
 
 The scripts find the package because Python puts a script's own directory
