@@ -43,7 +43,19 @@ double Hunter::measure_and_score(const Candidate& c, std::vector<Observed>& all)
     solo.beside_rate = NAN;
     history_.push_back({Candidate{c.point, std::nullopt}, solo});
   }
-  return top_score(judge(c, m, history_, space_.thresholds));
+  const std::vector<Finding> f = judge(c, m, history_, space_.thresholds);
+  const double s = top_score(f);
+  if (s > best_score_) {
+    best_score_ = s;
+    for (const Finding& x : f)
+      if (x.score == s) best_ = x.oracle + " " + std::to_string(s).substr(0, 5) + " on " + c.key();
+  }
+  if (result_.explored % 10 == 0)  // progress beside the table of runs
+    say("hunt: explored " + std::to_string(result_.explored) + " point(s) in " +
+        std::to_string(static_cast<int>(std::chrono::duration<double>(now_() - start_).count())) + " s of " +
+        std::to_string(static_cast<int>(std::chrono::duration<double>(deadline_ - start_).count())) +
+        " s; highest score so far: " + (best_.empty() ? "none" : best_) + " (1 flags)");
+  return s;
 }
 
 void Hunter::explore(Clock::time_point until) {
@@ -73,13 +85,16 @@ std::vector<Flagged> Hunter::flagged() const {
   std::vector<Flagged> out;
   std::set<std::string> keys;
   for (const Observed& o : explored_)
-    for (const Finding& f : judge(o.cand, o.m, history_, space_.thresholds))
-      if (f.score >= 1 && keys.insert(f.oracle + " " + o.cand.key()).second) {
+    for (const Finding& f : judge(o.cand, o.m, history_, space_.thresholds)) {
+      // A solo oracle judged the run alone: the aggressor had no part in it.
+      const Candidate c = f.oracle == "isolation" ? o.cand : Candidate{o.cand.point, std::nullopt};
+      if (f.score >= 1 && keys.insert(f.oracle + " " + c.key()).second) {
         Flagged x;
-        x.cand = o.cand;
+        x.cand = c;
         x.found = f;
         out.push_back(std::move(x));
       }
+    }
   std::stable_sort(out.begin(), out.end(), [](const Flagged& a, const Flagged& b) { return a.found.score > b.found.score; });
   return out;
 }

@@ -89,6 +89,8 @@ class Hunter {
   std::vector<Observed> history_;   // solo runs: the references
   std::vector<Observed> explored_;  // every explored candidate's run
   HuntResult result_;
+  double best_score_ = 0;  // the highest oracle score explored, for the progress line
+  std::string best_;
 };
 
 // The order knobs are shrunk in: the ones that shape the workload most first (threads,

@@ -120,6 +120,8 @@ def _legend(fig, runs, ringed):
     phases = [p for p in PHASE_MARKERS if any(e["hunt"].get("phase") == p for e in runs)]
     handles = [Line2D([], [], color=COLOURS[OPS.index(o)], marker="o", linestyle="", label=o.upper()) for o in ops]
     handles += [Line2D([], [], color="0.4", marker=PHASE_MARKERS[p], linestyle="", label=p) for p in phases]
+    if any(e["hunt"].get("phase") not in PHASE_MARKERS for e in runs):  # confirm-reference, shrink-reference
+        handles.append(Line2D([], [], color="0.4", marker="D", linestyle="", label="reference"))
     if ringed:
         handles.append(Line2D([], [], color=RING, marker="o", markerfacecolor="none", linestyle="", markersize=10,
                               label="anomaly trigger / first seen"))
@@ -127,18 +129,14 @@ def _legend(fig, runs, ringed):
 
 
 def _draw(rf, runs, marks, out_dir, name):
-    """The two panels (a mode without runs left blank); None when neither has any."""
-    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.6), squeeze=False)
-    drawn = 0
-    for ax, (mode, metric, scale, ylabel, title) in zip(axes[0], PANELS):
-        if _panel(ax, runs, mode, metric, scale, marks):
-            ax.set(xlabel="message size (bytes, log2)", ylabel=ylabel, title=title)
-            drawn += 1
-        else:
-            ax.set_visible(False)
-    if not drawn:
-        plt.close(fig)
+    """A panel per mode that has runs; None when neither has any."""
+    panels = [p for p in PANELS if any(_xy(e, p[1], p[2]) for e in runs if e["config"].get("mode") == p[0])]
+    if not panels:
         return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels) + 1.5, 4.6), squeeze=False)
+    for ax, (mode, metric, scale, ylabel, title) in zip(axes[0], panels):
+        _panel(ax, runs, mode, metric, scale, marks)
+        ax.set(xlabel="message size (bytes, log2)", ylabel=ylabel, title=title)
     _legend(fig, runs, any(e["name"] in marks for e in runs))
     title = f"Hunt: the explored space ({len(runs)} runs, {rf.fabric()})"
     fig.suptitle(title, fontsize=12)
