@@ -179,6 +179,10 @@ int client_main(int argc, char** argv) {
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
+  for (const TestConfig& c : points)  // before the first point: no QP exists yet
+    if (c.knobs.mtu > session.server().active_mtu && session.server().active_mtu != 0)
+      throw ConfigError(point_name(c) + ": --mtu " + std::to_string(c.knobs.mtu) + " is over the server's active MTU (" +
+                        std::to_string(session.server().active_mtu) + "): lower --mtu (or 0 for the ports' own)");
   announce(fabric, session.server(), points, placement);
 
   PointStore store;

@@ -72,6 +72,8 @@ void validate(const TestConfig& c) {
                 " QPs can have outstanding (qps x (tx_depth/signal_every + rx_depth for SEND), x threads with "
                 "--cq-scope process); raise --cq-depth or lower --qps/--tx-depth/--rx-depth");
   }
+  require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
+          "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
   // Threads sleeping on one completion channel would take each other's events.
   require(!(k.events && k.threads > 1 && k.cq_scope == CqScope::Process),
           "events: --cq-scope process with several threads has one CQ for all of them; use --cq-scope thread "

@@ -47,6 +47,9 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
     limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
           "max_qp_init_rd_atom", a.max_qp_init_rd_atom, "lower --outs (or 0 for the devices' limit)");
   }
+  if (c.knobs.mtu != 0)
+    limit(c.knobs.mtu <= static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "path MTU", c.knobs.mtu,
+          "port active MTU", static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "lower --mtu (or 0 for the ports' own)");
   if (p.max_msg_sz != 0)
     limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
 }
@@ -206,6 +209,16 @@ void TestResources::connect(const control::Endpoint& peer) {
   if (!gid_from_string(peer.gid, &pa.gid)) throw Error("peer sent an invalid GID '" + peer.gid + "'");
   pa.sgid_index = static_cast<uint8_t>(gid.index);
   pa.mtu = static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu));
+  if (cfg.knobs.mtu != 0) {
+    const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
+    if (want > pa.mtu)
+      throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
+                  std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
+    pa.mtu = want;
+  }
+  pa.traffic_class = static_cast<uint8_t>(cfg.knobs.tclass);
+  pa.sl = static_cast<uint8_t>(cfg.knobs.sl);
+  pa.flow_label = cfg.knobs.flow_label;
   for (size_t i = 0; i < qps.size(); ++i) {
     pa.qpn = peer.qpn[i];
     pa.psn = peer.psn[i];

@@ -37,7 +37,7 @@ namespace rdmasweep {
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
-  X(size, work, Bytes, 65536, nullptr, 15, "size,s", 1, 1ull << 30, false,                                          \
+  X(size, work, Bytes, 65536, nullptr, 19, "size,s", 1, 1ull << 30, false,                                          \
     "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
@@ -68,7 +68,19 @@ namespace rdmasweep {
   X(threads, knobs, Count, 1, "threads", 13, "threads,T", 1, 256, true,                                             \
     "threads, each posting and polling its own --qps QPs, pinned (--cpus); the server runs as many (default 1)")   \
   X(cq_scope, knobs, Scope, CqScope::Thread, "cq_scope", 14, "cq-scope", 0, 1, true,                                \
-    "with --threads: thread (default): each thread its own CQ; process: all threads' QPs on one shared CQ")
+    "with --threads: thread (default): each thread its own CQ; process: all threads' QPs on one shared CQ")       \
+  /* path attributes of every QP, both sides (the server follows the client's) */                                  \
+  X(tclass, knobs, Count, 0, "tclass", 15, "tclass", 0, 255, true,                                                  \
+    "traffic class of the QPs' packets: the IP ToS / DSCP byte on RoCE v2 (perftest's --tclass; default 0)")       \
+  X(sl, knobs, Count, 0, "sl", 16, "sl", 0, 15, true,                                                               \
+    "service level (InfiniBand; RoCE packets carry none: a RoCE device may map it to a priority or ignore it) "  \
+    "(perftest's -S/--sl; default 0)")               \
+  X(flow_label, knobs, Count, 0, "flow", 17, "flow-label", 0, 0xfffff, true,                                        \
+    "IPv6 flow label of the GRH (perftest's --flow_label; default 0)")                                             \
+  /* 0: the smaller of both ports' active MTUs; else checked against both before any QP */                         \
+  X(mtu, knobs, Count, 0, "mtu", 18, "mtu,m", 0, 4096, true,                                                        \
+    "path MTU in bytes: 256, 512, 1024, 2048 or 4096, at most both ports' active MTU (perftest's -m/--mtu); "      \
+    "0 (default): the smaller active MTU")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;

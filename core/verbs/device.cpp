@@ -126,6 +126,16 @@ int mtu_bytes(ibv_mtu mtu) {
   return 0;
 }
 
+ibv_mtu mtu_enum(uint32_t bytes) {
+  switch (bytes) {
+    case 256: return IBV_MTU_256;
+    case 512: return IBV_MTU_512;
+    case 2048: return IBV_MTU_2048;
+    case 4096: return IBV_MTU_4096;
+    default: return IBV_MTU_1024;
+  }
+}
+
 double port_rate_gbps(const ibv_port_attr& pa) {
   int width = 0;
   switch (pa.active_width) {

@@ -42,6 +42,7 @@ class Device {
 const char* link_layer_name(uint8_t link_layer);
 const char* port_state_name(ibv_port_state s);
 int mtu_bytes(ibv_mtu mtu);
+ibv_mtu mtu_enum(uint32_t bytes);  // 256..4096 (validate() allows no other); 1024 otherwise
 // Link rate in Gb/s from the port's active width and speed (0 when unknown).
 double port_rate_gbps(const ibv_port_attr& pa);
 

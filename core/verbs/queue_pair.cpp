@@ -52,12 +52,14 @@ std::string QueuePair::describe() const {
              IBV_QP_RNR_RETRY | IBV_QP_AV | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
   if (int rc = ibv_query_qp(qp_.get(), &a, mask, &init); rc != 0)
     return "qpn " + std::to_string(qpn()) + ": ibv_query_qp failed: " + describe_errno(rc);
-  char b[320];
+  char b[400];
   std::snprintf(b, sizeof b,
                 "qpn %u: state %s, path MTU %d, dest qpn %u, sq psn %u, rq psn %u, timeout %u, retry %u, rnr retry %u, "
-                "max rd atomic %u, sgid index %u, max send wr %u, max recv wr %u, max inline %u",
+                "max rd atomic %u, sgid index %u, traffic class %u, sl %u, flow label %u, max send wr %u, "
+                "max recv wr %u, max inline %u",
                 qpn(), qp_state_name(a.qp_state), mtu_bytes(a.path_mtu), a.dest_qp_num, a.sq_psn, a.rq_psn,
-                a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic, a.ah_attr.grh.sgid_index, init.cap.max_send_wr,
+                a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic, a.ah_attr.grh.sgid_index,
+                a.ah_attr.grh.traffic_class, a.ah_attr.sl, a.ah_attr.grh.flow_label, init.cap.max_send_wr,
                 init.cap.max_recv_wr, init.cap.max_inline_data);
   return b;
 }
@@ -81,12 +83,15 @@ void QueuePair::to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_r
   a.max_dest_rd_atomic = max_dest_rd_atomic;
   a.min_rnr_timer = 12;  // 0.64 ms between RNR retries
   a.ah_attr.dlid = peer.lid;
+  a.ah_attr.sl = peer.sl;
   a.ah_attr.port_num = port;
   if (peer.use_gid) {
     a.ah_attr.is_global = 1;
     a.ah_attr.grh.dgid = peer.gid;
     a.ah_attr.grh.sgid_index = peer.sgid_index;
     a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.grh.traffic_class = peer.traffic_class;
+    a.ah_attr.grh.flow_label = peer.flow_label;
   }
   check_rc(ibv_modify_qp(qp_.get(), &a,
                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

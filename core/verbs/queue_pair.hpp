@@ -25,6 +25,10 @@ struct PeerAddress {
   bool use_gid = true;  // RoCE always routes by GID; IB only across subnets
   uint8_t sgid_index = 0;
   ibv_mtu mtu = IBV_MTU_1024;
+  // Path attributes (--tclass, --sl, --flow-label).
+  uint8_t traffic_class = 0;
+  uint8_t sl = 0;
+  uint32_t flow_label = 0;
 };
 
 class QueuePair {

@@ -3,6 +3,7 @@
 // `--verbose` (every QP's state and attributes after connection, on both sides).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -79,38 +80,49 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
   EXPECT_NE(t.out.find("    counters"), std::string::npos) << t.out;
 }
 
-// One "QP i qpn N: state S, ..., dest qpn M, ..., sgid index G" line per QP.
+// One "QP i qpn N: state S, ..., dest qpn M, ..., sgid index G, traffic class T, sl S,
+// flow label F" line per QP.
 struct QpLine {
   std::string state;
-  unsigned qpn, dest, mtu, sgid;
+  unsigned qpn, dest, mtu, sgid, tclass, sl, flow;
 };
 static std::map<unsigned, QpLine> qp_lines(const std::string& log) {
   std::map<unsigned, QpLine> out;
-  std::regex re("QP ([0-9]+) qpn ([0-9]+): state ([A-Z]+), path MTU ([0-9]+), dest qpn ([0-9]+),.*sgid index ([0-9]+)");
+  std::regex re("QP ([0-9]+) qpn ([0-9]+): state ([A-Z]+), path MTU ([0-9]+), dest qpn ([0-9]+),.*sgid index ([0-9]+), "
+                "traffic class ([0-9]+), sl ([0-9]+), flow label ([0-9]+)");
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, re)) continue;
     auto num = [&](int i) { return static_cast<unsigned>(std::stoul(m[i])); };
-    out[num(1)] = QpLine{m[3], num(2), num(5), num(4), num(6)};
+    out[num(1)] = QpLine{m[3], num(2), num(5), num(4), num(6), num(7), num(8), num(9)};
   }
   return out;
 }
 
-TEST(Verbose, EveryQpsStateAndPeerOnBothSides) {
-  REQUIRE_DEVICE();
+// A client run with -v (plus `extra`) against a -v --once server: each side's QP lines.
+static void verbose_run(const std::vector<std::string>& extra, std::map<unsigned, QpLine>* mine,
+                        std::map<unsigned, QpLine>* theirs) {
   Process server({kBin, "server", "--port", "0", "--bind", "127.0.0.1", "-v", "--once"});
   std::string line = server.wait_for_stderr("listening on", 60s);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
-  Outcome c = run({kBin, "client", "127.0.0.1", "--port", m[1], "-v", "--no-progress", "--op", "write", "-q", "3", "-s", "64",
-                   "-n", "10", "--out", "/tmp/rdmasweep-verbose.json"},
-                  120s);
+  std::vector<std::string> argv = {kBin, "client", "127.0.0.1", "--port", m[1], "-v", "--no-progress", "--op", "write",
+                                   "-q", "3", "-s", "64", "-n", "10", "--out", "/tmp/rdmasweep-verbose.json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Outcome c = run(argv, 120s);
   ASSERT_EQ(c.code, 0) << c.err;
   ASSERT_EQ(server.wait(30s), 0) << server.err();
-  std::map<unsigned, QpLine> mine = qp_lines(c.err), theirs = qp_lines(server.err());
-  ASSERT_EQ(mine.size(), 3u) << c.err;
-  ASSERT_EQ(theirs.size(), 3u) << server.err();
+  *mine = qp_lines(c.err);
+  *theirs = qp_lines(server.err());
+  ASSERT_EQ(mine->size(), 3u) << c.err;
+  ASSERT_EQ(theirs->size(), 3u) << server.err();
+}
+
+TEST(Verbose, EveryQpsStateAndPeerOnBothSides) {
+  REQUIRE_DEVICE();
+  std::map<unsigned, QpLine> mine, theirs;
+  ASSERT_NO_FATAL_FAILURE(verbose_run({}, &mine, &theirs));
   verbs::Device dev = verbs::Device::open("", 1);
   unsigned gid = static_cast<unsigned>(select_gid(dev, -1).index);
   for (unsigned q = 0; q < 3; ++q) {
@@ -123,7 +135,49 @@ TEST(Verbose, EveryQpsStateAndPeerOnBothSides) {
     if (dev.is_ethernet()) {
       EXPECT_EQ(mine[q].sgid, gid);
     }
+    EXPECT_EQ(mine[q].tclass + mine[q].sl + mine[q].flow, 0u);  // the defaults
   }
+}
+
+// --tclass, --sl, --flow-label and --mtu reach every QP of both sides (the server
+// follows the client's point), as ibv_query_qp reports them. RoCE packets carry no
+// SL: Soft-RoCE keeps none, so it is checked on InfiniBand only.
+TEST(Verbose, PathAttributesOnEveryQpOfBothSides) {
+  REQUIRE_DEVICE();
+  const bool roce = verbs::Device::open("", 1).is_ethernet();
+  std::map<unsigned, QpLine> mine, theirs;
+  ASSERT_NO_FATAL_FAILURE(
+      verbose_run({"--tclass", "96", "--sl", "3", "--flow-label", "77", "--mtu", "512"}, &mine, &theirs));
+  for (auto* side : {&mine, &theirs})
+    for (const auto& [q, l] : *side) {
+      SCOPED_TRACE((side == &mine ? "client QP " : "server QP ") + std::to_string(q));
+      EXPECT_EQ(l.state, "RTS");
+      EXPECT_EQ(l.mtu, 512u);
+      EXPECT_EQ(l.tclass, 96u);
+      if (!roce) {
+        EXPECT_EQ(l.sl, 3u);
+      }
+      EXPECT_EQ(l.flow, 77u);
+    }
+  json r = load_json("/tmp/rdmasweep-verbose.json");
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["benchmarks"][0]["name"], "write/bw/qps:3/size:64/cq:12/tclass:96/sl:3/flow:77/mtu:512");
+  EXPECT_EQ(r["benchmarks"][0]["config"]["tclass"], 96);
+}
+
+// An MTU the port cannot carry, or that is no MTU, ends in one line before any QP.
+TEST(Verbose, PathMtuAboveThePortsIsRefusedInOneLine) {
+  REQUIRE_DEVICE();
+  verbs::Device dev = verbs::Device::open("", 1);
+  auto one_line = [](const Outcome& o, const std::string& needle) {
+    EXPECT_NE(o.code, 0) << o.err;
+    EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  };
+  one_line(run({kBin, "client", "127.0.0.1", "--port", "9", "--mtu", "3000"}, 30s), "mtu: 3000 is not a path MTU");
+  if (verbs::mtu_bytes(dev.port_attr().active_mtu) < 4096)
+    one_line(run({kBin, "client", "127.0.0.1", "--port", "9", "--mtu", "4096"}, 30s),
+             "path MTU 4096 is over the device's port active MTU");
 }
 
 }  // namespace rdmasweep::test

@@ -76,6 +76,10 @@ KNOBS = {
     "events": ("events", False),
     "threads": ("threads", 1),  # each with its own qps QPs
     "cq_scope": ("cq_scope", "thread"),  # thread: a CQ per thread; process: one shared
+    "tclass": ("tclass", 0),  # path attributes of every QP
+    "sl": ("sl", 0),
+    "flow_label": ("flow", 0),
+    "mtu": ("mtu", 0),  # 0: the smaller of both ports' active MTUs
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
