@@ -209,7 +209,7 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {
     s.help = true;
-    *help_text = render_help("usage: rdmasweep server [options]\nServes test after test for every client that connects (several at once), until killed.", all);
+    *help_text = render_help("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time; `rdmasweep hunt`'s aggressor alongside), until killed.", all);
     return s;
   }
   finish_common(s, vm, gid);

@@ -1,5 +1,7 @@
 // `rdmasweep server`: follows whatever test the client asks for, test after test,
-// for every client that connects (several at once), until killed.
+// client after client (one at a time, a client that asks to run beside it alongside),
+// until killed.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -25,10 +27,21 @@ static void log_line(const std::string& s) {
 }
 
 // Serves one client to its end; a failure is logged and, when it can be, told to it.
-static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOptions& so) {
+// One client at a time holds the server (`busy`), so no one's measurement shares it
+// unasked; a client whose HELLO says `beside` (hunt's aggressor) is served alongside.
+static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOptions& so, std::atomic<bool>& busy) {
+  bool holds = false;
+  auto admit = [&](const control::Hello& h) -> std::string {
+    if (h.beside) return "";
+    if (busy.exchange(true))
+      return "the server is busy: it serves one client at a time, and another client is running against it "
+             "(wait for it to finish)";
+    holds = true;
+    return "";
+  };
   try {
-    size_t n = serve_client(fabric, ch, so, log_line);
-    log_line("client " + ch.peer() + " done after " + std::to_string(n) + " test(s)");
+    size_t n = serve_client(fabric, ch, so, log_line, admit);
+    if (holds || n > 0) log_line("client " + ch.peer() + " done after " + std::to_string(n) + " test(s)");
   } catch (const std::exception& e) {
     log_line("client " + ch.peer() + " dropped: " + e.what());
     try {
@@ -37,6 +50,7 @@ static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOp
       // The client is gone; nothing to tell it.
     }
   }
+  if (holds) busy.store(false);
 }
 
 int server_main(int argc, char** argv) {
@@ -61,8 +75,10 @@ int server_main(int argc, char** argv) {
            (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
   if (!fabric.counters.available())
     log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
-  // Each client is served on its own thread, so several run at once (`rdmasweep hunt`
-  // measures a victim beside an aggressor); each has its own QPs and buffers.
+  // Each connection is served on its own thread: a second client is told at once that
+  // the server is busy, or, when it asked to run beside (rdmasweep hunt's aggressor),
+  // served alongside with QPs and buffers of its own.
+  std::atomic<bool> busy{false};
   struct Served {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
@@ -83,12 +99,12 @@ int server_main(int argc, char** argv) {
     reap(false);
     if (!ch) continue;
     if (o.once) {
-      serve_one(fabric, *ch, so);
+      serve_one(fabric, *ch, so, busy);
       break;
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    clients.push_back({std::thread([&fabric, &so, done, c = std::move(*ch)]() mutable {
-                         serve_one(fabric, c, so);
+    clients.push_back({std::thread([&fabric, &so, &busy, done, c = std::move(*ch)]() mutable {
+                         serve_one(fabric, c, so, busy);
                          done->store(true);
                        }),
                        done});

@@ -132,7 +132,9 @@ static control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOp
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
     : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
-  ch_.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric_, opt_)));
+  control::Hello me = hello_with_cpus(fabric_, opt_);
+  me.beside = opt_.beside;
+  ch_.send(MsgType::Hello, control::to_json(me));
   try {
     server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
   } catch (const control::Timeout&) {
@@ -336,8 +338,14 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
 }
 
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
-                    const std::function<void(const std::string&)>& log) {
+                    const std::function<void(const std::string&)>& log,
+                    const std::function<std::string(const control::Hello&)>& admit) {
   control::Hello client = control::hello_from_json(ch.expect(MsgType::Hello, opt.timeout));
+  if (std::string why = admit ? admit(client) : ""; !why.empty()) {
+    ch.send(MsgType::Error, {{"message", why}});
+    log("client " + ch.peer() + " (" + client.host + ") refused: " + why);
+    return 0;
+  }
   ch.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric, opt)));
   log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
   size_t served = 0;

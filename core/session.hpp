@@ -41,6 +41,8 @@ struct SessionOptions {
   std::function<void(const std::string&)> verbose;
   // Where a point's threads run (--cpus, or the device's NUMA node); null: unpinned.
   const Placement* placement = nullptr;
+  // Client: say in HELLO that this client runs beside another on purpose (Hello::beside).
+  bool beside = false;
 };
 
 // The interval a point samples throughput over time at: `asked` (--interval), or
@@ -89,7 +91,10 @@ class ClientSession {
 
 // Serves one connected client until it says BYE or fails. Returns the number of
 // tests served; throws on a protocol or channel error (the caller logs and goes on).
+// `admit`, when set, sees the client's HELLO first: a non-empty answer is why it is
+// refused, sent to the client as an error (nothing served).
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
-                    const std::function<void(const std::string&)>& log);
+                    const std::function<void(const std::string&)>& log,
+                    const std::function<std::string(const control::Hello&)>& admit = {});
 
 }  // namespace rdmasweep

@@ -31,9 +31,10 @@ Runner::~Runner() {
     if (*s && !(*s)->broken()) (*s)->close();
 }
 
-std::unique_ptr<ClientSession> Runner::connect() {
-  return std::make_unique<ClientSession>(fabric_, control::Channel::connect(opt_.host, opt_.port, opt_.session.timeout),
-                                         opt_.session);
+std::unique_ptr<ClientSession> Runner::connect(bool beside) {
+  SessionOptions so = opt_.session;
+  so.beside = beside;  // the aggressor: the server serves it beside our own session
+  return std::make_unique<ClientSession>(fabric_, control::Channel::connect(opt_.host, opt_.port, so.timeout), so);
 }
 
 static std::string entry_name(const TestConfig& cfg, const std::string& role) {
@@ -111,7 +112,7 @@ Measurement Runner::measure(const Candidate& c, const std::string& phase) {
   std::exception_ptr failure;
   std::thread t([&] {
     try {
-      if (!aggressor_ || aggressor_->broken()) aggressor_ = connect();
+      if (!aggressor_ || aggressor_->broken()) aggressor_ = connect(true);
       ar = aggressor_->run(aggr);
     } catch (const std::exception& e) {
       aerr = e.what();

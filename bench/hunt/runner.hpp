@@ -32,7 +32,7 @@ class Runner {
   // A run on `session` (reconnected when a failure broke it); the entry is recorded.
   std::optional<PointResult> run(std::unique_ptr<ClientSession>& session, const TestConfig& cfg,
                                  const std::string& phase, const std::string& role, std::string* error);
-  std::unique_ptr<ClientSession> connect();
+  std::unique_ptr<ClientSession> connect(bool beside = false);
   void record(const TestConfig& cfg, const PointResult* r, const std::string& error, const std::string& phase,
               const std::string& role);
 

@@ -67,6 +67,8 @@ static T field(const json& j, const char* key) {
   try {
     if constexpr (std::is_same_v<T, std::string>) {
       if (!it->is_string()) throw ProtocolError("");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!it->is_boolean()) throw ProtocolError("");
     } else if constexpr (std::is_floating_point_v<T>) {
       if (!it->is_number()) throw ProtocolError("");
     } else {
@@ -101,7 +103,7 @@ json to_json(const Hello& h) {
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
           {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
-          {"cpus", h.cpus}};
+          {"cpus", h.cpus},         {"beside", h.beside}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -122,6 +124,7 @@ Hello hello_from_json(const json& j) {
   if (j.contains("gid_index")) h.gid_index = field<uint32_t>(j, "gid_index");
   if (j.contains("gid_type")) h.gid_type = field<std::string>(j, "gid_type");
   if (j.contains("cpus")) h.cpus = field<std::string>(j, "cpus");
+  if (j.contains("beside")) h.beside = field<bool>(j, "beside");
   if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
   return h;
 }

@@ -61,6 +61,9 @@ struct Hello {
   // The cores this side runs a point's threads on, and why ("0-7: the device's NUMA
   // node 0"); empty from older peers.
   std::string cpus;
+  // A client that runs beside another on purpose (`rdmasweep hunt`'s aggressor): the
+  // server admits it while it serves someone else; any other client waits its turn.
+  bool beside = false;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

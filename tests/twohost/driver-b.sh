@@ -31,13 +31,40 @@ points_done() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys
 
 wait_for 120 test -e "$dir/ready.a" || { echo "FAIL setup: host a never got ready"; exit 1; }
 
-# 7. (last) rdmasweep hunt with a planted anomaly; RDMASWEEP_TWOHOST_ONLY=hunt runs it alone.
+# 7. --tclass on the wire (run after the faults): b's NIC sorts packets whose IP ToS
+# byte is 96 into a band of their own; a WRITE run with --tclass 96 must fill it, one
+# without must not.
+tclass_packets() {
+  tc -s class show dev "$RXE_LAB_NETDEV" | awk '/class prio 1:1 /{getline; print $4; exit}'
+}
+tclass_on_wire() {
+  local dev=$RXE_LAB_NETDEV before after plain
+  modprobe -a sch_prio cls_u32 2>/dev/null
+  tc qdisc replace dev "$dev" root handle 1: prio &&
+    tc filter replace dev "$dev" parent 1: protocol ip prio 1 u32 match ip tos 0x60 0xff flowid 1:1 ||
+    { fail "tclass on the wire" "cannot set up the tc filter"; return; }
+  before=$(tclass_packets)
+  client tclass0 --op write --mode bw -s 4096 -n 200 --warmup 5 --timeout 20
+  plain=$(tclass_packets)
+  client tclass96 --op write --mode bw -s 4096 -n 200 --warmup 5 --timeout 20 --tclass 96
+  after=$(tclass_packets)
+  tc qdisc del dev "$dev" root 2>/dev/null
+  if [[ -z $before || -z $after ]]; then fail "tclass on the wire" "no counts from tc"
+  elif ((plain != before)); then fail "tclass on the wire" "$((plain - before)) packets with ToS 96 without --tclass"
+  elif ((after - plain < 800)); then fail "tclass on the wire" "only $((after - plain)) packets with ToS 96 (800+ expected)"
+  else ok "tclass on the wire: $((after - plain)) packets with ToS 96, none without --tclass"; fi
+}
+
+# 8. (last) rdmasweep hunt with a planted anomaly.
 source "$here/hunt-b.sh"
-if [[ ${RDMASWEEP_TWOHOST_ONLY:-} == hunt ]]; then
-  hunt_planted
-  echo "two-host tests: $fails failure(s)"
-  exit $((fails > 0))
-fi
+# RDMASWEEP_TWOHOST_ONLY=hunt or =tclass runs that test alone.
+case ${RDMASWEEP_TWOHOST_ONLY:-} in
+  hunt | tclass)
+    if [[ $RDMASWEEP_TWOHOST_ONLY == hunt ]]; then hunt_planted; else tclass_on_wire; fi
+    echo "two-host tests: $fails failure(s)"
+    exit $((fails > 0))
+    ;;
+esac
 
 # expect NAME LABEL "CHECKS" CLIENT-ARGS...: a client run, then check.py on its results.
 expect() {
@@ -111,6 +138,9 @@ fault reorder "" netem delay 1ms reorder 25% 50%
 fault duplicate "" netem duplicate 5%
 fault mtu "" mtu 600
 ask clear
+
+# 7. --tclass on the wire (tclass_on_wire, above).
+tclass_on_wire
 
 hunt_planted
 echo "two-host tests: $fails failure(s)"

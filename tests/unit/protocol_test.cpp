@@ -41,8 +41,10 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   h.gid_index = 1;
   h.gid_type = "RoCE v2";
   h.cpus = "0-7: the device's NUMA node 0";
+  h.beside = true;
   Hello back = hello_from_json(to_json(h));
   EXPECT_EQ(back.cpus, h.cpus);
+  EXPECT_TRUE(back.beside);
   EXPECT_EQ(back.gid, "::ffff:192.0.2.1");
   EXPECT_EQ(back.gid_index, 1u);
   EXPECT_EQ(back.gid_type, "RoCE v2");
@@ -51,6 +53,8 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   old.erase("gid_index");
   old.erase("gid_type");
   old.erase("cpus");
+  old.erase("beside");
+  EXPECT_FALSE(hello_from_json(old).beside);
   EXPECT_EQ(hello_from_json(old).gid, "");
   EXPECT_EQ(hello_from_json(old).cpus, "");
   old["gid_index"] = -1;
