@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -17,6 +18,24 @@ static void limit(bool ok, const std::string& what, uint64_t asked, const std::s
   if (!ok)
     throw Error(what + " " + std::to_string(asked) + " is over the device's " + limit_name + " (" +
                 std::to_string(limit_value) + "): " + fix);
+}
+
+// --hugepages: the host has a pool of 2 MiB pages (how many are free only mmap can tell,
+// when the buffers are made).
+static void check_huge_pages(const std::string& meminfo = "/proc/meminfo") {
+  std::ifstream in(meminfo);
+  uint64_t total = 0, size_kb = 0;
+  for (std::string key; in >> key;) {
+    if (key == "HugePages_Total:") in >> total;
+    else if (key == "Hugepagesize:") in >> size_kb;
+    in.ignore(1 << 20, '\n');
+  }
+  if (size_kb != 0 && size_kb != 2048)
+    throw Error("--hugepages: this host's huge pages are " + std::to_string(size_kb) + " kB, not 2 MiB (boot with "
+                "default_hugepagesz=2M)");
+  if (total == 0)
+    throw Error("--hugepages: no huge pages are reserved on this host (HugePages_Total is 0 in /proc/meminfo): reserve "
+                "some first, e.g. sysctl vm.nr_hugepages=64 (128 MiB)");
 }
 
 void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
@@ -47,6 +66,7 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
     limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
           "max_qp_init_rd_atom", a.max_qp_init_rd_atom, "lower --outs (or 0 for the devices' limit)");
   }
+  if (c.knobs.hugepages) check_huge_pages();
   if (c.knobs.mtu != 0)
     limit(c.knobs.mtu <= static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "path MTU", c.knobs.mtu,
           "port active MTU", static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "lower --mtu (or 0 for the ports' own)");
@@ -114,7 +134,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   rd_atomic = static_cast<uint8_t>(std::max(1, cfg.knobs.outs > 0 ? static_cast<int>(cfg.knobs.outs) : dev_reads));
 
   pd = verbs::ProtectionDomain(dev);
-  mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE);
+  mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE, cfg.knobs.hugepages);
   open_window();
   if (shared_cq_ == nullptr) {
     if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);

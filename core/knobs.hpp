@@ -37,7 +37,7 @@ namespace rdmasweep {
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
-  X(size, work, Bytes, 65536, nullptr, 19, "size,s", 1, 1ull << 30, false,                                          \
+  X(size, work, Bytes, 65536, nullptr, 20, "size,s", 1, 1ull << 30, false,                                          \
     "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
@@ -80,7 +80,10 @@ namespace rdmasweep {
   /* 0: the smaller of both ports' active MTUs; else checked against both before any QP */                         \
   X(mtu, knobs, Count, 0, "mtu", 18, "mtu,m", 0, 4096, true,                                                        \
     "path MTU in bytes: 256, 512, 1024, 2048 or 4096, at most both ports' active MTU (perftest's -m/--mtu); "      \
-    "0 (default): the smaller active MTU")
+    "0 (default): the smaller active MTU")                                                                         \
+  X(hugepages, knobs, Flag, false, "huge", 19, "hugepages", 0, 1, true,                                             \
+    "buffers on 2 MiB huge pages, both sides (reserve them first: sysctl vm.nr_hugepages=N) (--hugepages 0,1 "    \
+    "sweeps both)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;

@@ -3,7 +3,11 @@
 // and be dropped when it ends, so its rkey dies with the test.
 #pragma once
 
+#include <sys/mman.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,16 +20,26 @@ namespace rdmasweep::verbs {
 class MemoryRegion {
  public:
   MemoryRegion() = default;
-  MemoryRegion(const ProtectionDomain& pd, size_t bytes, int access) : bytes_(bytes) {
+  // `huge`: on 2 MiB huge pages (--hugepages), mapped from the reserved pool.
+  MemoryRegion(const ProtectionDomain& pd, size_t bytes, int access, bool huge = false) : bytes_(bytes) {
+    const size_t page = huge ? kHugePage : 4096;
+    const size_t rounded = (bytes + page - 1) / page * page;
     void* p = nullptr;
-    size_t rounded = (bytes + 4095) / 4096 * 4096;
-    if (posix_memalign(&p, 4096, rounded) != 0)
+    if (huge) {
+      p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+      if (p == MAP_FAILED)
+        throw Error("--hugepages: cannot map " + std::to_string(rounded >> 20) + " MiB of 2 MiB huge pages (" +
+                    describe_errno(errno) + "): too few are free (HugePages_Free in /proc/meminfo); reserve more "
+                    "with sysctl vm.nr_hugepages=N");
+    } else if (posix_memalign(&p, 4096, rounded) != 0) {
       throw Error("cannot allocate " + std::to_string(bytes) + " bytes for the benchmark buffer");
-    buf_.reset(static_cast<char*>(p));
+    }
+    buf_ = std::unique_ptr<char, Free>(static_cast<char*>(p), Free{rounded, huge});
     std::memset(p, 0, rounded);
     data_ = buf_.get();
     reg(pd, access);
   }
+  static constexpr size_t kHugePage = size_t{2} << 20;
   // Registers `bytes` at `p`, owned by someone else (who must outlive this).
   static MemoryRegion over(const ProtectionDomain& pd, char* p, size_t bytes, int access) {
     MemoryRegion m;
@@ -63,8 +77,13 @@ class MemoryRegion {
     std::snprintf(b, sizeof b, "%x", v);
     return b;
   }
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
+  struct Free {  // no member initializers: unique_ptr needs it default-constructible here
+    size_t bytes;
+    bool huge;
+    void operator()(char* p) const {
+      if (huge) munmap(p, bytes);
+      else std::free(p);
+    }
   };
   // Declared before mr_ so the registration is dropped before the memory is freed.
   std::unique_ptr<char, Free> buf_;

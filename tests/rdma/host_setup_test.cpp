@@ -1,6 +1,6 @@
 // What a badly set-up host looks like to doctor and the client: a port that is not
 // ACTIVE, a port with no RoCE v2 GID carrying an IPv4 address, a locked-memory limit
-// too low for the planned buffers. Each test makes that host for real (a second
+// too low for the planned buffers, no huge pages for --hugepages (and a pool that is used). Each test makes that host for real (a second
 // Soft-RoCE device on a dummy netdev, a non-root user under a 64 KiB memlock limit),
 // so they change the machine: they run as root inside tools/rxe-lab, or where
 // RDMASWEEP_ALLOW_HOST_CHANGES=1 says so, one at a time (RUN_SERIAL).
@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/process.hpp"
@@ -182,6 +184,73 @@ TEST_F(LockedMemory, ClientSaysTheLimitIsTooLow) {
   EXPECT_NE(c.out.find("ibv_reg_mr"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("locked-memory limit is probably too low"), std::string::npos) << c.out;
   EXPECT_NE(read_file(dir_ + "/r.json").find("locked-memory limit is probably too low"), std::string::npos);
+}
+
+// --hugepages: with none reserved the client says so in one line before any QP; with a
+// pool, a point's buffers come from it on both sides (HugePages_Free drops while the
+// point runs) and the point is named /huge.
+class HugePages : public HostSetup {
+ protected:
+  void SetUp() override {
+    HostSetup::SetUp();
+    if (IsSkipped()) return;
+    saved_ = read_file("/proc/sys/vm/nr_hugepages");
+    saved_.erase(saved_.find_last_not_of(" \n") + 1);
+  }
+  void TearDown() override {
+    if (!saved_.empty()) set_pool(saved_);
+    HostSetup::TearDown();
+  }
+  static bool set_pool(const std::string& n) { return sh("sysctl -w vm.nr_hugepages=" + n); }
+  static uint64_t meminfo(const std::string& key) {
+    std::istringstream in(read_file("/proc/meminfo"));
+    for (std::string k; in >> k;) {
+      if (k == key + ":") {
+        uint64_t v = 0;
+        in >> v;
+        return v;
+      }
+      in.ignore(1 << 20, '\n');
+    }
+    return 0;
+  }
+  std::string saved_;
+};
+
+TEST_F(HugePages, NoneReservedIsOneLineAndAPoolIsUsedOnBothSides) {
+  ASSERT_TRUE(set_pool("0"));
+  Outcome none = run({kBin, "client", "127.0.0.1", "--port", "9", "--hugepages", "--op", "write"}, 60s);
+  EXPECT_EQ(none.code, 1) << none.err;
+  EXPECT_NE(none.err.find("--hugepages: no huge pages are reserved on this host"), std::string::npos) << none.err;
+  EXPECT_EQ(lines(none.err), 1u) << none.err;
+
+  ASSERT_TRUE(set_pool("16"));
+  const uint64_t total = meminfo("HugePages_Total");
+  if (total < 4) GTEST_SKIP() << "the kernel reserved only " << total << " huge pages";
+  std::unique_ptr<Process> server;
+  std::string port = start_server(&server, kBin, 60s);
+  ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
+  std::string dir = make_temp_dir("rdmasweep-huge");
+  Process c({kBin, "client", "127.0.0.1", "--port", port, "--no-progress", "--hugepages", "--op", "write", "-s", "1m",
+             "-D", "3", "--out", dir + "/h.json"});
+  // 2 MiB of buffers a side: at least one page each, both taken while the point runs.
+  uint64_t least = total;
+  for (auto end = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < end && c.running();) {
+    least = std::min(least, meminfo("HugePages_Free"));
+    if (total - least >= 2) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(c.wait(120s), 0) << c.err();
+  EXPECT_GE(total - least, 2u) << "the buffers did not come from the huge page pool";
+  nlohmann::json r = load_json(dir + "/h.json");
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["benchmarks"][0]["name"], "write/bw/qps:1/size:1048576/cq:4/huge");
+  // The server frees its side once the client has said BYE.
+  for (auto end = std::chrono::steady_clock::now() + 10s;
+       meminfo("HugePages_Free") != total && std::chrono::steady_clock::now() < end;)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(meminfo("HugePages_Free"), total) << "pages still held after the point";
+  fs::remove_all(dir);
 }
 
 }  // namespace rdmasweep::test

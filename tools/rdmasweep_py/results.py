@@ -80,6 +80,7 @@ KNOBS = {
     "sl": ("sl", 0),
     "flow_label": ("flow", 0),
     "mtu": ("mtu", 0),  # 0: the smaller of both ports' active MTUs
+    "hugepages": ("huge", False),  # buffers on 2 MiB huge pages
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
