@@ -6,7 +6,7 @@
 hunt_planted() {
   local out=$dir/hunt cmd
   ask bigloss 10% && "$here/bigloss.sh" "$RXE_LAB_NETDEV" 10% || { fail "hunt planted" "cannot plant the loss"; return; }
-  timeout -k 5 400 "$bin" hunt "$a" --budget 150s --seed 1 --space "$here/hunt-space.json" --timeout 20 \
+  timeout -k 5 400 "$bin" hunt "$a" --budget 240s --seed 1 --space "$here/hunt-space.json" --timeout 20 \
     --out "$out" >"$dir/hunt.log" 2>&1
   local rc=$?
   if ((rc)); then fail "hunt planted" "exit $rc: $(tail -n 2 "$dir/hunt.log" | tr '\n' ' ')"
