@@ -58,7 +58,7 @@ struct Choices {
   std::vector<std::string> values;
 };
 std::vector<Choices> choices() {
-  return {{"op", {to_string(Op::Send), to_string(Op::Write), to_string(Op::Read)}},
+  return {{"op", {to_string(Op::Send), to_string(Op::Write), to_string(Op::Read), to_string(Op::Cas), to_string(Op::Faa)}},
           {"mode", {to_string(Mode::Bw), to_string(Mode::Lat)}},
           {"cq-scope", {to_string(CqScope::Thread), to_string(CqScope::Process)}},
           {"pattern", {"pairs", "incast", "all-to-all"}},

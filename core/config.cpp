@@ -13,6 +13,8 @@ const char* to_string(Op op) {
     case Op::Send: return "send";
     case Op::Write: return "write";
     case Op::Read: return "read";
+    case Op::Cas: return "cas";
+    case Op::Faa: return "faa";
   }
   return "?";
 }
@@ -23,7 +25,9 @@ Op parse_op(const std::string& s) {
   if (s == "send") return Op::Send;
   if (s == "write") return Op::Write;
   if (s == "read") return Op::Read;
-  throw ConfigError("op: '" + s + "' is not one of send, write, read");
+  if (s == "cas") return Op::Cas;
+  if (s == "faa") return Op::Faa;
+  throw ConfigError("op: '" + s + "' is not one of send, write, read, cas, faa");
 }
 
 const char* to_string(CqScope s) { return s == CqScope::Process ? "process" : "thread"; }
@@ -64,6 +68,8 @@ void validate(const TestConfig& c) {
               " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
               "), or the send queue fills with no signaled work request to free it");
   require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
+  require(!is_atomic(w.op) || w.size == kAtomicBytes, std::string(to_string(w.op)) + ": an atomic moves 8 bytes: --size " +
+                                                          std::to_string(w.size) + " must be 8 (a sweep does this itself)");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
     require(k.cq_depth >= need,
@@ -84,19 +90,21 @@ uint32_t default_inline(Op op) {
   switch (op) {
     case Op::Send: return 236;
     case Op::Write: return 220;
-    case Op::Read: return 0;
+    case Op::Read:
+    case Op::Cas:
+    case Op::Faa: return 0;
   }
   return 0;
 }
 
 uint32_t inline_limit(const TestConfig& c, uint32_t device_max) {
-  if (c.work.op == Op::Read) return 0;
+  if (fetches(c.work.op)) return 0;
   if (c.knobs.inline_size != kInlineAuto) return c.knobs.inline_size;
   return std::min(default_inline(c.work.op), device_max);
 }
 
 uint32_t effective_signal_every(const TestConfig& c) {
-  return (c.work.op == Op::Read && c.work.mode == Mode::Lat) ? 1 : c.knobs.signal_every;
+  return (fetches(c.work.op) && c.work.mode == Mode::Lat) ? 1 : c.knobs.signal_every;
 }
 
 // One thread's QPs (and its shared receive queue): what its own CQ must hold.

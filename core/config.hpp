@@ -11,12 +11,19 @@
 
 namespace rdmasweep {
 
-enum class Op : uint8_t { Send, Write, Read };
+// Cas and Faa: 8-byte atomics (compare-and-swap, fetch-and-add) on the peer's buffer.
+enum class Op : uint8_t { Send, Write, Read, Cas, Faa };
 enum class Mode : uint8_t { Bw, Lat };
 // --cq-scope: which QPs share a CQ when a point runs several threads.
 enum class CqScope : uint8_t { Thread, Process };
 
 const char* to_string(Op op);
+inline bool is_atomic(Op op) { return op == Op::Cas || op == Op::Faa; }
+// READ and the atomics: the initiator's own completion brings the answer back (a round
+// trip), bounded by the QPs' max_rd_atomic; the target's CPU takes no part.
+inline bool fetches(Op op) { return op == Op::Read || is_atomic(op); }
+// What an atomic moves, whatever --size says.
+constexpr uint64_t kAtomicBytes = 8;
 const char* to_string(Mode m);
 Op parse_op(const std::string& s);      // throws ConfigError
 Mode parse_mode(const std::string& s);  // throws ConfigError

@@ -57,10 +57,14 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   else if (c.work.op == Op::Send || write_with_imm(c))
     limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
           a.max_qp_wr, "lower --rx-depth");
-  if (c.work.op != Op::Read && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
+  if (!fetches(c.work.op) && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
     limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
           dev.max_inline(), "lower --inline-size (or leave it at auto)");
-  if (c.work.op == Op::Read && c.knobs.outs > 0) {
+  if (is_atomic(c.work.op) && a.atomic_cap == IBV_ATOMIC_NONE)
+    throw Error(std::string("--op ") + to_string(c.work.op) + ": " + dev.name() +
+                " does not support atomic operations (its atomic_cap is IBV_ATOMIC_NONE): run atomics on a device "
+                "that has them");
+  if (fetches(c.work.op) && c.knobs.outs > 0) {
     limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_rd_atom), "outstanding reads", c.knobs.outs, "max_qp_rd_atom",
           a.max_qp_rd_atom, "lower --outs (or 0 for the devices' limit)");
     limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
@@ -86,6 +90,7 @@ static int remote_access(const TestConfig& c, Role role) {
   int acc = 0;
   if (c.work.op == Op::Write && (role == Role::Target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
   if (c.work.op == Op::Read && role == Role::Target) acc |= IBV_ACCESS_REMOTE_READ;
+  if (is_atomic(c.work.op) && role == Role::Target) acc |= IBV_ACCESS_REMOTE_ATOMIC;
   return acc;
 }
 
@@ -128,7 +133,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   // creating and destroying QPs, work that must not run beside a measurement) when
   // the device refuses that.
   inline_size = inline_limit(cfg, 65536);
-  // READs in flight, as perftest's -o: the device's limit unless asked for fewer; the
+  // READs (and atomics) in flight, as perftest's -o: the device's limit unless asked for fewer; the
   // client also lowers it to what the server can respond to (limit_reads).
   int dev_reads = std::min({255, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom});
   rd_atomic = static_cast<uint8_t>(std::max(1, cfg.knobs.outs > 0 ? static_cast<int>(cfg.knobs.outs) : dev_reads));

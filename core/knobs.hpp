@@ -32,7 +32,8 @@ namespace rdmasweep {
 // (names are compared against committed baselines: never reorder tagged rows).
 // Comments in rows must be /* */: a // comment would swallow the line continuation.
 #define RDMASWEEP_KNOBS(X)                                                                                          \
-  X(op, work, Op, Op::Send, nullptr, 0, "op", 0, 2, true, "send, write, read (default send)")                      \
+  X(op, work, Op, Op::Send, nullptr, 0, "op", 0, 4, true,                                                          \
+    "send, write, read, or the 8-byte atomics cas (compare-and-swap) and faa (fetch-and-add) (default send)")      \
   X(mode, work, Mode, Mode::Bw, nullptr, 1, "mode", 0, 1, true,                                                     \
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \

@@ -36,6 +36,8 @@ ibv_wr_opcode opcode_of(Op op) {
     case Op::Send: return IBV_WR_SEND;
     case Op::Write: return IBV_WR_RDMA_WRITE;
     case Op::Read: return IBV_WR_RDMA_READ;
+    case Op::Cas: return IBV_WR_ATOMIC_CMP_AND_SWP;
+    case Op::Faa: return IBV_WR_ATOMIC_FETCH_AND_ADD;
   }
   return IBV_WR_SEND;
 }
@@ -57,7 +59,11 @@ void SendWrs::set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t
   for (uint32_t k = 0; k < per_qp; ++k) {
     size_t i = static_cast<size_t>(qp) * per_qp + k;
     sge[i] = ibv_sge{local, length, lkey};
-    if (wr[i].opcode != IBV_WR_SEND) {
+    if (wr[i].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+      wr[i].wr.atomic = {remote, /*compare_add=*/1, /*swap=*/0, rkey};  // each adds 1: the total counts them
+    } else if (wr[i].opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+      wr[i].wr.atomic = {remote, /*compare_add=*/0, /*swap=*/1, rkey};  // the first swaps 0 for 1, the rest compare
+    } else if (wr[i].opcode != IBV_WR_SEND) {
       wr[i].wr.rdma.remote_addr = remote;
       wr[i].wr.rdma.rkey = rkey;
     }
@@ -67,8 +73,9 @@ void SendWrs::set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t
 SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
   SendWrs w(static_cast<uint32_t>(r.qps.size()), post_list, opcode, base_flags);
   for (uint32_t q = 0; q < r.qps.size(); ++q) {
-    // READ lands in our rx region; SEND and WRITE go out of our tx region.
-    char* local = (opcode == IBV_WR_RDMA_READ || echo) ? r.rx_region(q) : r.tx_region(q);
+    // READ and the atomics' fetched values land in our rx region; SEND and WRITE go out of our tx region.
+    char* local = (opcode == IBV_WR_RDMA_READ || opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                   opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || echo) ? r.rx_region(q) : r.tx_region(q);
     w.set_buffers(q, reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey(),
                   r.remote.rx_region(q), r.remote.rkey);
   }
@@ -121,6 +128,8 @@ const char* posted_name(Op op) {
     case Op::Send: return "SEND";
     case Op::Write: return "RDMA_WRITE";
     case Op::Read: return "RDMA_READ";
+    case Op::Cas: return "ATOMIC_CMP_AND_SWP";
+    case Op::Faa: return "ATOMIC_FETCH_AND_ADD";
   }
   return "?";
 }

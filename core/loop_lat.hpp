@@ -40,7 +40,7 @@ class LatInitiator {
   LatInitiator(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const LatPlan& p)
       : ops_(ops), wrs_(wrs), sq_(sq), p_(p), nqp_(p.nqp),
         total_(p.duration > 0 ? UINT64_MAX : p.warmup + p.iters),
-        divisor_(p.op == Op::Read ? 1 : 2),  // SEND and WRITE: one-way (round trip / 2); READ: the round trip
+        divisor_(fetches(p.op) ? 1 : 2),  // SEND and WRITE: one-way (round trip / 2); READ, atomics: the round trip
         window_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration))),
         t0_(nqp_), count_(nqp_, 0), in_flight_(nqp_, 0), pending_(nqp_, 0), deadline_(nqp_), unfinished_(nqp_),
         timeline_(st_.timeline, p.interval, p.duration) {
@@ -90,7 +90,7 @@ class LatInitiator {
       complete(ops_.recv(wc));
     } else {
       sq_[q].retire(WrId::seq(wc.wr_id));
-      if (p_.op == Op::Read) complete(q);
+      if (fetches(p_.op)) complete(q);
     }
   }
 

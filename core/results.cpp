@@ -15,7 +15,7 @@
 namespace rdmasweep {
 
 const char* latency_kind(const TestConfig& c) {
-  return c.work.op == Op::Read ? "round trip" : "one-way (round trip / 2)";
+  return fetches(c.work.op) ? "round trip" : "one-way (round trip / 2)";
 }
 
 std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
@@ -69,8 +69,9 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   f.emplace_back("setup_seconds", r.setup_seconds);
   f.emplace_back("reused_qps", r.reused ? 1 : 0);
   // The point's resolved knobs: what "auto" and "0 = the devices' limit" became.
-  if (r.cfg.work.op != Op::Read) f.emplace_back("inline_size", r.inline_size);
-  if (r.cfg.work.op == Op::Read) f.emplace_back("outs", r.outs);
+  if (!fetches(r.cfg.work.op)) f.emplace_back("inline_size", r.inline_size);
+  if (fetches(r.cfg.work.op)) f.emplace_back("outs", r.outs);
+  if (is_atomic(r.cfg.work.op)) f.emplace_back("server_atomic_sum", static_cast<double>(r.atomic_sum));
   for (auto& kv : counter_figures(r)) f.push_back(std::move(kv));
   return f;
 }

@@ -41,7 +41,10 @@ struct PointResult {
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
-  uint32_t outs = 0;        // RDMA READs in flight per QP (READ points)
+  uint32_t outs = 0;        // RDMA READs (atomics) in flight per QP (READ, CAS, FAA points)
+  // CAS, FAA: the words the atomics hit in the server's buffer, summed after the test
+  // (checked by the client: FAA adds 1 per operation, warm-up included).
+  uint64_t atomic_sum = 0;
   // Each side's port counter deltas over the point (raw driver names; sampled before
   // setup and after the result, outside the measured window), when its device has them.
   bool has_client_counters = false, has_server_counters = false;

@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstring>
+
 namespace rdmasweep {
 
 using control::MsgType;
@@ -177,6 +179,34 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   }
 }
 
+// What the atomics of a test leave in the server's buffer: each FAA adds 1 to its
+// region's word, so the words sum to the operations (warm-up included); each CAS
+// swaps 0 for 1, which only the first one per region can do.
+static uint64_t expected_atomic_sum(const TestConfig& c, const std::vector<uint64_t>& sent) {
+  uint64_t sum = 0;
+  if (c.work.op == Op::Faa) {
+    for (uint64_t n : sent) sum += n;
+    return sum;
+  }
+  // One region per QP in latency tests, one per thread in bandwidth tests (`sent` is thread-major).
+  const size_t per_region = c.work.mode == Mode::Lat ? 1 : c.work.qps;
+  for (size_t r = 0; r * per_region < sent.size(); ++r) {
+    uint64_t n = 0;
+    for (size_t q = r * per_region; q < (r + 1) * per_region && q < sent.size(); ++q) n += sent[q];
+    sum += n > 0;
+  }
+  return sum;
+}
+
+static void check_atomic_sum(const TestConfig& c, const std::vector<uint64_t>& sent, std::optional<uint64_t> got) {
+  if (!got) throw verbs::Error("the server did not report its atomic counter: run the same rdmasweep version on both sides");
+  const uint64_t want = expected_atomic_sum(c, sent);
+  if (*got != want)
+    throw verbs::Error(std::string(to_string(c.work.op)) + ": the server's counters sum to " + std::to_string(*got) +
+                       " after the test, not the " + std::to_string(want) + " its " +
+                       (c.work.op == Op::Faa ? "fetch-and-adds" : "compare-and-swaps") + " must leave");
+}
+
 PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
   const TestConfig& cfg = res.cfg();
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
@@ -217,6 +247,10 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   out.server_cpu_seconds = got.cpu_seconds;
   out.has_server_counters = got.has_counters;
   out.server_counters = std::move(got.counters);
+  if (is_atomic(w.op)) {
+    check_atomic_sum(cfg, sent, got.atomic_sum);
+    out.atomic_sum = *got.atomic_sum;
+  }
   if (w.op == Op::Send && got.per_qp != sent) {
     for (uint32_t q = 0; q < nqp; ++q)
       if (got.per_qp[q] != sent[q])
@@ -294,6 +328,20 @@ static LoopStats follow_point(PointResources& res, control::Channel& ch, const S
   });
 }
 
+// The 8-byte words the client's atomics hit (each region's first), every thread's, summed.
+static uint64_t atomic_sum(const PointResources& res) {
+  uint64_t sum = 0;
+  for (uint32_t t = 0; t < res.threads(); ++t) {
+    const TestResources& r = res.lane(t);
+    for (uint32_t q = 0; q < r.regions; ++q) {
+      uint64_t v = 0;
+      std::memcpy(&v, r.rx_region(q), sizeof v);
+      sum += v;
+    }
+  }
+  return sum;
+}
+
 static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
                        const SessionOptions& opt, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
@@ -313,7 +361,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   double cpu = 0;  // over the client's measured window, as the loops define it
 
   bool receives = w.op == Op::Send && w.mode == Mode::Bw;
-  bool responds = w.mode == Mode::Lat && w.op != Op::Read;
+  bool responds = w.mode == Mode::Lat && !fetches(w.op);
   if (receives || responds) {
     LoopStats st = follow_point(*res, ch, opt, board, take_done);
     counts = std::move(st.per_qp);
@@ -328,6 +376,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   }
   res->close_window();  // before RESULT: once the client has it, no rkey of this test works
   control::Counts result;
+  if (is_atomic(w.op)) result.atomic_sum = atomic_sum(*res);
   result.per_qp = std::move(counts);
   result.cpu_seconds = cpu;
   if (fabric.counters.available()) {

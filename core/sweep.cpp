@@ -231,6 +231,11 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
     ks[i].set(c, v[i]);
   }
   if (c.knobs.srq && c.work.op != Op::Send) return false;  // only SEND has receive queues to share
+  if (is_atomic(c.work.op)) {
+    // An atomic moves 8 bytes whatever the size axis says: one point, at the axis' first size.
+    if (c.work.size != s.size.front()) return false;
+    c.work.size = kAtomicBytes;
+  }
   // One thread has one CQ whatever the scope: a sweep over both runs it once.
   if (c.knobs.threads == 1 && c.knobs.cq_scope == CqScope::Process &&
       std::find(s.cq_scope.begin(), s.cq_scope.end(), "thread") != s.cq_scope.end())

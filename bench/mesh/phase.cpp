@@ -144,7 +144,7 @@ std::string flows_touching(const std::vector<Flow>& flows, const std::set<int>& 
 std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, const MeshOptions& o, Clock::time_point zero) {
   const Workload& wk = cfg.work;
   const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
-  const bool responds = wk.mode == Mode::Lat && wk.op != Op::Read;
+  const bool responds = wk.mode == Mode::Lat && !fetches(wk.op);
   std::vector<std::thread> threads;
   for (auto& fe : ends) {
     FlowEnd* p = fe.get();

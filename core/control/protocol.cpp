@@ -170,6 +170,7 @@ std::vector<Endpoint> endpoints_from_json(const json& j, uint32_t threads, uint3
 json to_json(const Counts& c) {
   json j = {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}};
   if (c.has_counters) j["counters"] = c.counters;
+  if (c.atomic_sum) j["atomic_sum"] = *c.atomic_sum;
   return j;
 }
 
@@ -188,6 +189,7 @@ Counts counts_from_json(const json& j, uint32_t expected_qps) {
     }
     c.has_counters = true;
   }
+  if (j.contains("atomic_sum")) c.atomic_sum = field<uint64_t>(j, "atomic_sum");
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ struct Counts {
   // its device has counters; absent from older servers.
   bool has_counters = false;
   std::map<std::string, uint64_t> counters;
+  // RESULT of an atomic (cas, faa) test: the 8-byte words the client's atomics hit in the
+  // server's buffer, summed (absent otherwise).
+  std::optional<uint64_t> atomic_sum;
 };
 
 nlohmann::json to_json(const Hello& h);

@@ -185,6 +185,22 @@ TEST(Config, OutstandingReadsDefaultToTheDeviceAndShowWhenSet) {
   EXPECT_THROW(validate(c), ConfigError);
 }
 
+TEST(Config, AtomicsAreEightByteRoundTripsWithoutInline) {
+  TestConfig c;
+  c.work.op = parse_op("faa");
+  EXPECT_NE(error_of(c).find("faa: an atomic moves 8 bytes: --size 65536 must be 8"), std::string::npos) << error_of(c);
+  c.work.size = 8;
+  EXPECT_EQ(error_of(c), "");
+  EXPECT_EQ(inline_limit(c, 1024), 0u);  // the operand travels in the WR, nothing to inline
+  c.work.mode = Mode::Lat;
+  EXPECT_EQ(effective_signal_every(c), 1u);  // each round trip is seen by its own completion
+  EXPECT_EQ(std::string(to_string(parse_op("cas"))), "cas");
+  EXPECT_TRUE(fetches(Op::Cas) && fetches(Op::Read) && !fetches(Op::Write));
+  nlohmann::json j = c;
+  EXPECT_EQ(j["op"], "faa");
+  EXPECT_THROW(parse_op("xor"), ConfigError);
+}
+
 TEST(Config, ParsesSizesWithUnits) {
   EXPECT_EQ(parse_size("64"), 64u);
   EXPECT_EQ(parse_size("4k"), 4096u);

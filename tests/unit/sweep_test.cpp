@@ -43,6 +43,21 @@ TEST(Sweep, InlineAutoAndOutstandingReadsAreAxes) {
   EXPECT_THROW(apply_override(s, "outs", "auto"), ConfigError);
 }
 
+TEST(Sweep, AtomicsMoveEightBytesWhateverTheSizeAxisSays) {
+  SweepSpec s;
+  apply_override(s, "op", "send,faa,cas");
+  apply_override(s, "size", "64,4096");
+  std::vector<TestConfig> pts = expand(s);
+  ASSERT_EQ(pts.size(), 4u);  // send at both sizes, then one 8-byte point per atomic
+  EXPECT_EQ(point_name(pts[0]).substr(0, 18), "send/bw/qps:1/size");
+  EXPECT_EQ(pts[1].work.size, 4096u);
+  EXPECT_EQ(pts[2].work.op, Op::Faa);
+  EXPECT_EQ(pts[3].work.op, Op::Cas);
+  EXPECT_EQ(pts[2].work.size, 8u);
+  EXPECT_EQ(pts[3].work.size, 8u);
+  EXPECT_EQ(point_name(pts[2]).substr(0, 19), "faa/bw/qps:1/size:8");
+}
+
 TEST(Sweep, FileKeysAndCommandLineOverrides) {
   SweepSpec s;
   apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": "lat", "qps": [1, 4],

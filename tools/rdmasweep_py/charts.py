@@ -111,8 +111,8 @@ def qps_label(qps):
 
 
 def op_col(op):
-    """An op's column key: (its rank in send, write, read order, its name in capitals)."""
-    return ({"send": 0, "write": 1, "read": 2}.get(op, 3), op.upper())
+    """An op's column key: (its rank in send, write, read, cas, faa order, its name in capitals)."""
+    return ({"send": 0, "write": 1, "read": 2, "cas": 3, "faa": 4}.get(op, 5), op.upper())
 
 
 def sanitize(name):

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 from .charts import COLOURS, Chart, log2_axis, plain_log, save_figure  # noqa: E402
 
-OPS = ("send", "write", "read")
+OPS = ("send", "write", "read", "cas", "faa")
 PHASE_MARKERS = {"explore": "o", "confirm": "s", "shrink": "^"}  # the rest: "D"
 PANELS = (("bw", "bytes_per_second", 8 / 1e9, "bandwidth (Gb/s)", "Bandwidth"),
           ("lat", "lat_p99_us", 1.0, "latency p99 (µs)", "Latency p99"))
