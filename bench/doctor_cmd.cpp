@@ -110,7 +110,7 @@ std::optional<LocalFabric> check_port_and_gid(const cli::DoctorOptions& o, Check
 void check_memlock(const std::vector<TestConfig>& points, Checklist& c) {
   uint64_t pinned = 0;
   for (const TestConfig& p : points) {
-    uint64_t regions = p.work.mode == Mode::Lat ? p.work.qps : 1;
+    uint64_t regions = qp_regions(p);
     // every thread has buffers of its own
     pinned = std::max(pinned, 2 * regions * ((p.work.size + 63) / 64 * 64) * p.knobs.threads);
   }

@@ -80,6 +80,11 @@ void validate(const TestConfig& c) {
   }
   require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
           "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
+  require(!k.bidir || w.mode == Mode::Bw, "bidir: a latency test already goes both ways; use --mode bw");
+  // Each side must know how many SENDs to wait for before its loop may end.
+  require(!k.bidir || w.op != Op::Send || w.duration == 0,
+          "bidir: SEND both ways counts the messages each side waits for: use --iters, not --duration (WRITE, READ "
+          "and the atomics take --duration)");
   // Threads sleeping on one completion channel would take each other's events.
   require(!(k.events && k.threads > 1 && k.cq_scope == CqScope::Process),
           "events: --cq-scope process with several threads has one CQ for all of them; use --cq-scope thread "

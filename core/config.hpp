@@ -67,6 +67,9 @@ inline bool write_with_imm(const TestConfig& c) {
   return c.knobs.events && c.work.op == Op::Write && c.work.mode == Mode::Lat;
 }
 
+// --bidir SEND: each side's sending loop also takes the peer's messages.
+inline bool both_ways_send(const TestConfig& c) { return c.knobs.bidir && c.work.op == Op::Send; }
+
 // perftest's default inline sizes for RC (DEF_INLINE_SEND_RC_UC, DEF_INLINE_WRITE);
 // READ sends no data and never goes inline.
 uint32_t default_inline(Op op);

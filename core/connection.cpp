@@ -80,7 +80,7 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
 
 bool posts_receives(const TestConfig& c, Role role) {
   if (write_with_imm(c)) return true;  // each side's pong arrives as a receive completion
-  return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target);
+  return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target || c.knobs.bidir);
 }
 
 bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
@@ -88,9 +88,10 @@ bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Ro
 static int remote_access(const TestConfig& c, Role role) {
   // Only the remote access the operation needs: SEND tests open nothing.
   int acc = 0;
-  if (c.work.op == Op::Write && (role == Role::Target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
-  if (c.work.op == Op::Read && role == Role::Target) acc |= IBV_ACCESS_REMOTE_READ;
-  if (is_atomic(c.work.op) && role == Role::Target) acc |= IBV_ACCESS_REMOTE_ATOMIC;
+  const bool target = role == Role::Target || c.knobs.bidir;  // --bidir: each side is the other's target
+  if (c.work.op == Op::Write && (target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
+  if (c.work.op == Op::Read && target) acc |= IBV_ACCESS_REMOTE_READ;
+  if (is_atomic(c.work.op) && target) acc |= IBV_ACCESS_REMOTE_ATOMIC;
   return acc;
 }
 
@@ -111,7 +112,7 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
     uint64_t biggest = points[i].work.size;
     for (const TestConfig& o : points)
       if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
-    uint64_t regions = points[i].work.mode == Mode::Lat ? points[i].work.qps : 1;
+    uint64_t regions = qp_regions(points[i]);
     bool fits = 2 * regions * round_slot(biggest) * points[i].knobs.threads <= budget;  // each thread its own
     slots[i] = round_slot(fits ? biggest : points[i].work.size);
   }
@@ -124,7 +125,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   validate(cfg);
   check_device_limits(cfg, dev);
   slot_bytes = round_slot(std::max(slot, cfg.work.size));
-  regions = cfg.work.mode == Mode::Lat ? cfg.work.qps : 1;
+  regions = qp_regions(cfg);
   uint64_t bytes = 2 * slot_bytes * regions;
   if (bytes > (uint64_t{8} << 30))
     throw Error("latency test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
@@ -140,6 +141,12 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
 
   pd = verbs::ProtectionDomain(dev);
   mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE, cfg.knobs.hugepages);
+  if (cfg.knobs.mr_per_qp) {
+    for (uint32_t q = 0; q < regions; ++q) {
+      rx_mrs.push_back(verbs::MemoryRegion::over(pd, rx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
+      tx_mrs.push_back(verbs::MemoryRegion::over(pd, tx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
+    }
+  }
   open_window();
   if (shared_cq_ == nullptr) {
     if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
@@ -200,11 +207,20 @@ void TestResources::retarget(const TestConfig& next) {
 
 void TestResources::open_window() {
   int acc = remote_access(cfg, role);
-  if (acc != 0 && !window) window = verbs::MemoryRegion::over(pd, mr.data(), mr.size(), acc | IBV_ACCESS_LOCAL_WRITE);
+  if (acc == 0) return;
+  if (!cfg.knobs.mr_per_qp) {
+    if (!window) window = verbs::MemoryRegion::over(pd, mr.data(), mr.size(), acc | IBV_ACCESS_LOCAL_WRITE);
+  } else if (qp_windows.empty()) {
+    for (uint32_t q = 0; q < regions; ++q)
+      qp_windows.push_back(verbs::MemoryRegion::over(pd, rx_region(q), slot_bytes, acc | IBV_ACCESS_LOCAL_WRITE));
+  }
 }
 
 void TestResources::set_remote(const control::Endpoint& peer) {
-  remote = RemoteBuffer{peer.addr, peer.rkey, peer.slot_bytes, peer.regions};
+  remote = RemoteBuffer{peer.addr, peer.rkey, peer.rkeys, peer.slot_bytes, peer.regions};
+  if (!remote.rkeys.empty() && remote.rkeys.size() != remote.regions)
+    throw Error("peer sent " + std::to_string(remote.rkeys.size()) + " region keys for " + std::to_string(remote.regions) +
+                " regions: run the same rdmasweep version on both sides");
 }
 
 control::Endpoint TestResources::local_endpoint() const {
@@ -213,6 +229,7 @@ control::Endpoint TestResources::local_endpoint() const {
   e.gid = gid_to_string(gid.gid);
   e.mtu = static_cast<uint8_t>(dev.port_attr().active_mtu);
   e.rkey = window ? window.rkey() : 0;  // 0: this test grants the peer no access
+  for (const verbs::MemoryRegion& w : qp_windows) e.rkeys.push_back(w.rkey());
   e.addr = reinterpret_cast<uint64_t>(mr.data());
   e.slot_bytes = slot_bytes;
   e.regions = regions;
@@ -255,7 +272,7 @@ void TestResources::connect(const control::Endpoint& peer) {
   if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
   if (uses_srq(cfg, role)) {
-    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), mr.lkey()};
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), rx_lkey(0)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
       ibv_recv_wr wr{};
       wr.wr_id = WrId::encode(0, s);
@@ -268,7 +285,7 @@ void TestResources::connect(const control::Endpoint& peer) {
   }
   for (uint32_t q = 0; q < qps.size(); ++q) {
     // The whole slot: a reused QP's receives fit every size of its sweep.
-    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), mr.lkey()};
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), rx_lkey(q)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
       ibv_recv_wr wr{};
       wr.wr_id = WrId::encode(q, s);

@@ -30,10 +30,18 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev);
 struct RemoteBuffer {
   uint64_t addr = 0;
   uint32_t rkey = 0;
+  std::vector<uint32_t> rkeys;  // --mr-per-qp: each region's own
+  uint32_t rkey_of(uint32_t qp) const { return rkeys.empty() ? rkey : rkeys[regions == 1 ? 0 : qp]; }
   uint64_t slot_bytes = 0;
   uint32_t regions = 1;
   uint64_t rx_region(uint32_t qp) const { return addr + (regions == 1 ? 0 : qp) * slot_bytes; }
 };
+
+// QP regions in each of a side's rx and tx areas: one per QP where each QP needs its
+// own (latency: completion is seen in memory; --mr-per-qp), else one all QPs share.
+inline uint32_t qp_regions(const TestConfig& c) {
+  return c.work.mode == Mode::Lat || c.knobs.mr_per_qp ? c.work.qps : 1;
+}
 
 // Points whose verbs objects are interchangeable: a sweep reuses one set of QPs,
 // connected once, across the message sizes of the same QP count and loop knobs.
@@ -70,7 +78,10 @@ class TestResources {
   // buffer: opened for each test (a new rkey) and closed when it ends, so no rkey
   // outlives its test. SEND tests, and sides nobody writes to or reads from, have none.
   void open_window();
-  void close_window() { window = {}; }
+  void close_window() {
+    window = {};
+    qp_windows.clear();
+  }
   // Takes the peer's buffer address and rkey for this test (connect() does it too).
   void set_remote(const control::Endpoint& peer);
 
@@ -98,6 +109,11 @@ class TestResources {
   verbs::ProtectionDomain pd;
   verbs::MemoryRegion mr;      // local access only, for the QPs' lifetime
   verbs::MemoryRegion window;  // remote access, for one test
+  // --mr-per-qp: each QP region registered on its own (rx and tx, local access), and
+  // its remote window; the keys the WRs use then.
+  std::vector<verbs::MemoryRegion> rx_mrs, tx_mrs, qp_windows;
+  uint32_t rx_lkey(uint32_t qp) const { return rx_mrs.empty() ? mr.lkey() : rx_mrs[regions == 1 ? 0 : qp].lkey(); }
+  uint32_t tx_lkey(uint32_t qp) const { return tx_mrs.empty() ? mr.lkey() : tx_mrs[regions == 1 ? 0 : qp].lkey(); }
   verbs::CompletionChannel channel;  // --events only
   verbs::CompletionQueue cq;
   verbs::SharedReceiveQueue srq;  // --srq, receiving side only
@@ -105,6 +121,7 @@ class TestResources {
   std::vector<verbs::QueuePair> qps;
   std::vector<uint32_t> psn;
   std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
+  Arrivals arrivals;          // --bidir SEND: the peer's messages this point (measure_point resets it)
   // Several threads on one CQ: the router its loops poll through, and this thread's
   // number there (set by PointResources, core/lanes.hpp).
   SharedCq* cq_router = nullptr;

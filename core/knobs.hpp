@@ -84,6 +84,14 @@ namespace rdmasweep {
     "0 (default): the smaller active MTU")                                                                         \
   X(hugepages, knobs, Flag, false, "huge", 19, "hugepages", 0, 1, true,                                             \
     "buffers on 2 MiB huge pages, both sides (reserve them first: sysctl vm.nr_hugepages=N) (--hugepages 0,1 "    \
+    "sweeps both)")                                                                                                \
+  /* bw only; both sides run the initiator's loop on every QP at once */                                           \
+  X(bidir, knobs, Flag, false, "bidir", 21, "bidir", 0, 1, true,                                                    \
+    "bandwidth both ways at once: the server posts as the client does, on every QP; each direction and the total " \
+    "are reported (perftest's -b/--bidirectional) (--bidir 0,1 sweeps both)")                                      \
+  /* each QP its own buffer regions, registered apart: the NIC looks up as many keys as QPs */                     \
+  X(mr_per_qp, knobs, Flag, false, "mr_per_qp", 22, "mr-per-qp", 0, 1, true,                                        \
+    "each QP its own memory regions (local and remote keys), both sides (perftest's --mr_per_qp) (--mr-per-qp 0,1 " \
     "sweeps both)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.

@@ -30,6 +30,11 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
+  if (both_ways_send(r.cfg)) {  // the peer's SENDs complete on this loop's CQ too
+    Receives receives(r);
+    VerbsOps ops(r, poller, &receives);
+    return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals);
+  }
   VerbsOps ops(r, poller, nullptr);
   return bw_initiator_loop(ops, wrs, r.sq, p, watch);
 }

@@ -56,14 +56,19 @@ inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>
   return unfinished;
 }
 
-// Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc).
+// Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc&)
+// (used with `in` only).
 // `sq` is the QPs' own accounting and carries over from the previous point.
 // `watch` is the one the Ops' poller (--events) checks while it sleeps: both must
 // see the same progress, or a sleeping poller takes a busy point for a dead peer.
 // On an interrupt the loop stops posting, lets the WRs in flight drain for up to
 // kInterruptDrain, then throws RunAborted("interrupted").
+// `in` (--bidir SEND): receive completions among the sends' are reposted and counted
+// there, and the loop goes on until `in->expect` arrived on every QP; the window (and
+// `seconds`) still ends with this side's last send.
 template <class Ops>
-LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch) {
+LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch,
+                            Arrivals* in = nullptr) {
   const uint32_t nqp = p.nqp, every = p.every;
   const bool timed = p.duration > 0;
   std::vector<uint64_t> target(nqp), first(nqp);
@@ -76,7 +81,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   for (uint32_t q = 0; q < nqp; ++q) unfinished += sq[q].completed != target[q];
   uint64_t loops = 0;
   bool stopping = false, aborting = false;
-  Clock::time_point abort_by{};
+  Clock::time_point abort_by{}, sends_end{};
 
   LoopStats st;
   TimelineRecorder timeline(st.timeline, p.interval, p.duration);
@@ -91,14 +96,19 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   timeline.start(start);
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
-  while (unfinished > 0) {
+  while (unfinished > 0 || (in != nullptr && in->missing > 0 && !aborting)) {
     for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p);
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], p.posted);
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], in ? "SEND or RECV" : p.posted);
+      if (in != nullptr && (wc[i].opcode & IBV_WC_RECV)) {
+        in->take(ops.recv(wc[i]));
+        continue;
+      }
       uint32_t q = WrId::qp(wc[i].wr_id);
-      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q]) --unfinished;
+      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q] && --unfinished == 0 && in)
+        sends_end = Clock::now();
     }
     watch.tick(got);
     // The clock and the stop flag are read once per poll that returned completions
@@ -127,7 +137,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     }
   }
   if (aborting) throw RunAborted("interrupted");
-  const Clock::time_point end = Clock::now();
+  const Clock::time_point end = in != nullptr && sends_end != Clock::time_point{} ? sends_end : Clock::now();
   timeline.finish(end, done());
   st.seconds = seconds_between(start, end);
   st.began = start;

@@ -73,11 +73,12 @@ void SendWrs::set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t
 SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
   SendWrs w(static_cast<uint32_t>(r.qps.size()), post_list, opcode, base_flags);
   for (uint32_t q = 0; q < r.qps.size(); ++q) {
-    // READ and the atomics' fetched values land in our rx region; SEND and WRITE go out of our tx region.
-    char* local = (opcode == IBV_WR_RDMA_READ || opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-                   opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || echo) ? r.rx_region(q) : r.tx_region(q);
-    w.set_buffers(q, reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size), r.mr.lkey(),
-                  r.remote.rx_region(q), r.remote.rkey);
+    // READ lands in our rx region; SEND and WRITE go out of our tx region, and the atomics'
+    // fetched values land there (with --bidir the peer's atomics count in our rx region).
+    const bool into_rx = opcode == IBV_WR_RDMA_READ || echo;
+    char* local = into_rx ? r.rx_region(q) : r.tx_region(q);
+    w.set_buffers(q, reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size),
+                  into_rx ? r.rx_lkey(q) : r.tx_lkey(q), r.remote.rx_region(q), r.remote.rkey_of(q));
   }
   return w;
 }
@@ -88,7 +89,7 @@ Receives::Receives(const TestResources& r) : r_(r), srq_(uses_srq(r.cfg, r.role)
   sge_.assign(n, ibv_sge{});
   for (size_t i = 0; i < n; ++i) {
     sge_[i] = ibv_sge{reinterpret_cast<uint64_t>(r.rx_region(static_cast<uint32_t>(i))), static_cast<uint32_t>(r.slot_bytes),
-                      r.mr.lkey()};
+                      r.rx_lkey(static_cast<uint32_t>(i))};
     wr_[i].sg_list = &sge_[i];
     wr_[i].num_sge = 1;
   }

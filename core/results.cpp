@@ -64,6 +64,17 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("interval_min", *std::min_element(rates.begin(), rates.end()));
     f.emplace_back("interval_max", *std::max_element(rates.begin(), rates.end()));
   }
+  if (r.cfg.knobs.bidir) {
+    // Each direction in its own window: client to server above, server to client here, and their sum.
+    const double rs = r.reverse_seconds > 0 ? r.reverse_seconds : 0;
+    const double rb = rs > 0 ? static_cast<double>(r.reverse_messages * r.cfg.work.size) / rs : 0;
+    const double rm = rs > 0 ? static_cast<double>(r.reverse_messages) / rs : 0;
+    f.emplace_back("reverse_messages", static_cast<double>(r.reverse_messages));
+    f.emplace_back("reverse_bytes_per_second", rb);
+    f.emplace_back("reverse_items_per_second", rm);
+    f.emplace_back("total_bytes_per_second", f[0].second + rb);
+    f.emplace_back("total_items_per_second", f[1].second + rm);
+  }
   f.emplace_back("cpu_seconds", r.cpu_seconds);
   f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);

@@ -45,6 +45,10 @@ struct PointResult {
   // CAS, FAA: the words the atomics hit in the server's buffer, summed after the test
   // (checked by the client: FAA adds 1 per operation, warm-up included).
   uint64_t atomic_sum = 0;
+  // --bidir: the server's direction, measured by the server as the client measures its
+  // own (messages in its window, and the window).
+  uint64_t reverse_messages = 0;
+  double reverse_seconds = 0;
   // Each side's port counter deltas over the point (raw driver names; sampled before
   // setup and after the result, outside the measured window), when its device has them.
   bool has_client_counters = false, has_server_counters = false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace rdmasweep {
 
@@ -31,6 +32,28 @@ struct SendQueue {
       return true;
     }
     return false;
+  }
+};
+
+// --bidir SEND: the peer's messages, taken by the sending side's own loop (one CQ has
+// both kinds of completion). Counted over a whole point, warm-up included.
+struct Arrivals {
+  std::vector<uint64_t> got;  // per QP
+  uint64_t expect = 0;        // per QP: the loop does not end before this many (0: it need not wait)
+  uint32_t missing = 0;       // QPs short of `expect`
+
+  void reset(size_t nqp) {
+    got.assign(nqp, 0);
+    expect = 0;
+    missing = 0;
+  }
+  void wait_for(uint64_t per_qp) {
+    expect = per_qp;
+    missing = 0;
+    for (uint64_t g : got) missing += g < per_qp;
+  }
+  void take(uint32_t q) {
+    if (++got[q] == expect) --missing;
   }
 };
 

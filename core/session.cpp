@@ -92,11 +92,14 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
   out.outs = res.rd_atomic;
   sent.assign(w.qps, 0);
   if (w.mode == Mode::Bw) {
+    res.arrivals.reset(both_ways_send(cfg) ? w.qps : 0);
     if (w.warmup > 0) {
       LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
       for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
     }
     if (after_warmup) after_warmup();
+    // Both ways: the measured loop also waits for every message the peer sends (as many).
+    if (both_ways_send(cfg)) res.arrivals.wait_for(w.warmup + w.iters);
     LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
     out.cpu_seconds = st.cpu_seconds;
     out.seconds = st.seconds;
@@ -179,6 +182,27 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   }
 }
 
+// The 8-byte words the client's atomics hit (each region's first), every thread's, summed.
+static uint64_t atomic_sum(const PointResources& res) {
+  uint64_t sum = 0;
+  for (uint32_t t = 0; t < res.threads(); ++t) {
+    const TestResources& r = res.lane(t);
+    for (uint32_t q = 0; q < r.regions; ++q) {
+      uint64_t v = 0;
+      std::memcpy(&v, r.rx_region(q), sizeof v);
+      sum += v;
+    }
+  }
+  return sum;
+}
+
+// --bidir SEND: what each QP received from the peer, every thread's in order.
+static std::vector<uint64_t> arrivals(const PointResources& res) {
+  std::vector<uint64_t> got;
+  for (uint32_t t = 0; t < res.threads(); ++t) got.insert(got.end(), res.lane(t).arrivals.got.begin(), res.lane(t).arrivals.got.end());
+  return got;
+}
+
 // What the atomics of a test leave in the server's buffer: each FAA adds 1 to its
 // region's word, so the words sum to the operations (warm-up included); each CAS
 // swaps 0 for 1, which only the first one per region can do.
@@ -188,8 +212,8 @@ static uint64_t expected_atomic_sum(const TestConfig& c, const std::vector<uint6
     for (uint64_t n : sent) sum += n;
     return sum;
   }
-  // One region per QP in latency tests, one per thread in bandwidth tests (`sent` is thread-major).
-  const size_t per_region = c.work.mode == Mode::Lat ? 1 : c.work.qps;
+  // QPs per region: one each (latency, --mr-per-qp), or a thread's all (`sent` is thread-major).
+  const size_t per_region = qp_regions(c) == c.work.qps ? 1 : c.work.qps;
   for (size_t r = 0; r * per_region < sent.size(); ++r) {
     uint64_t n = 0;
     for (size_t q = r * per_region; q < (r + 1) * per_region && q < sent.size(); ++q) n += sent[q];
@@ -205,6 +229,23 @@ static void check_atomic_sum(const TestConfig& c, const std::vector<uint64_t>& s
     throw verbs::Error(std::string(to_string(c.work.op)) + ": the server's counters sum to " + std::to_string(*got) +
                        " after the test, not the " + std::to_string(want) + " its " +
                        (c.work.op == Op::Faa ? "fetch-and-adds" : "compare-and-swaps") + " must leave");
+}
+
+// --bidir: the server's direction into the client's result, checked as the client's
+// own is: every SEND it sent arrived here, and its atomics left what they must.
+static void take_reverse(const PointResources& res, const control::Counts& got, PointResult& out) {
+  const TestConfig& cfg = res.cfg();
+  if (!got.reverse) throw verbs::Error("the server did not run its direction of --bidir: run the same rdmasweep version on both sides");
+  out.reverse_messages = got.reverse->messages;
+  out.reverse_seconds = got.reverse->seconds;
+  if (both_ways_send(cfg)) {
+    const std::vector<uint64_t> mine = arrivals(res);
+    for (size_t q = 0; q < mine.size() && q < got.reverse->sent.size(); ++q)
+      if (mine[q] != got.reverse->sent[q])
+        throw verbs::Error("--bidir: the client received " + std::to_string(mine[q]) + " messages on QP " +
+                           std::to_string(q) + " but the server sent " + std::to_string(got.reverse->sent[q]));
+  }
+  if (is_atomic(cfg.work.op)) check_atomic_sum(cfg, got.reverse->sent, atomic_sum(res));
 }
 
 PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
@@ -251,6 +292,7 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
     check_atomic_sum(cfg, sent, got.atomic_sum);
     out.atomic_sum = *got.atomic_sum;
   }
+  if (cfg.knobs.bidir) take_reverse(res, got, out);
   if (w.op == Op::Send && got.per_qp != sent) {
     for (uint32_t q = 0; q < nqp; ++q)
       if (got.per_qp[q] != sent[q])
@@ -328,18 +370,17 @@ static LoopStats follow_point(PointResources& res, control::Channel& ch, const S
   });
 }
 
-// The 8-byte words the client's atomics hit (each region's first), every thread's, summed.
-static uint64_t atomic_sum(const PointResources& res) {
-  uint64_t sum = 0;
-  for (uint32_t t = 0; t < res.threads(); ++t) {
-    const TestResources& r = res.lane(t);
-    for (uint32_t q = 0; q < r.regions; ++q) {
-      uint64_t v = 0;
-      std::memcpy(&v, r.rx_region(q), sizeof v);
-      sum += v;
-    }
-  }
-  return sum;
+// --bidir: this side's own direction, run as the client runs its (measure_threads);
+// the client's DONE may come in meanwhile and is kept.
+static PointResult lead_point(PointResources& res, control::Channel& ch, const SessionOptions& opt,
+                              const std::function<void(const control::Message&)>& take_done, std::vector<uint64_t>& sent) {
+  RunControl ctl;
+  ctl.interrupted = opt.interrupted;
+  ctl.idle_timeout = opt.timeout;
+  ctl.on_idle = [&] {
+    if (auto m = ch.try_recv()) take_done(*m);
+  };
+  return measure_threads(res, ctl, 0, opt.placement, sent);
 }
 
 static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
@@ -360,9 +401,19 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   std::vector<uint64_t> counts(nqp, 0);
   double cpu = 0;  // over the client's measured window, as the loops define it
 
-  bool receives = w.op == Op::Send && w.mode == Mode::Bw;
-  bool responds = w.mode == Mode::Lat && !fetches(w.op);
-  if (receives || responds) {
+  const bool bidir = cfg.knobs.bidir;
+  const bool receives = w.op == Op::Send && w.mode == Mode::Bw && !bidir;
+  const bool responds = w.mode == Mode::Lat && !fetches(w.op);
+  std::optional<control::Counts::Reverse> reverse;
+  if (bidir) {
+    control::Counts::Reverse r;
+    PointResult mine = lead_point(*res, ch, opt, take_done, r.sent);
+    r.messages = mine.messages;
+    r.seconds = mine.seconds;
+    reverse = std::move(r);
+    cpu = mine.cpu_seconds;
+    if (both_ways_send(cfg)) counts = arrivals(*res);
+  } else if (receives || responds) {
     LoopStats st = follow_point(*res, ch, opt, board, take_done);
     counts = std::move(st.per_qp);
     cpu = st.cpu_seconds;
@@ -372,11 +423,12 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     // the window is what this wait costs (READY to DONE, the client's warm-up included).
     const double cpu0 = loop_cpu_seconds();
     take_done(ch.recv(kTestWait));
-    if (!receives && !responds) cpu = loop_cpu_seconds() - cpu0;
+    if (!receives && !responds && !bidir) cpu = loop_cpu_seconds() - cpu0;
   }
   res->close_window();  // before RESULT: once the client has it, no rkey of this test works
   control::Counts result;
   if (is_atomic(w.op)) result.atomic_sum = atomic_sum(*res);
+  result.reverse = std::move(reverse);
   result.per_qp = std::move(counts);
   result.cpu_seconds = cpu;
   if (fabric.counters.available()) {

@@ -1,6 +1,7 @@
 // `rdmasweep mesh`'s option parsing (Boost.Program_options): see options.hpp.
 #include "bench/mesh/options.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -51,6 +52,9 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   } catch (const ConfigError& e) {
     throw cli::UsageError(e.what());
   }
+  // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
+  if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
+    throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
   if (m.pattern != Pattern::Pairs) {
     // Latency is a property of one link: it is measured by pairs. A sweep that also
     // has bandwidth points (configs/quick.json) runs those and says what it left out.

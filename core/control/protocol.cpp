@@ -130,8 +130,10 @@ Hello hello_from_json(const json& j) {
 }
 
 json to_json(const Endpoint& e) {
-  return {{"lid", e.lid},   {"gid", e.gid},       {"mtu", e.mtu},         {"rkey", e.rkey}, {"addr", e.addr},
-          {"slot_bytes", e.slot_bytes}, {"regions", e.regions}, {"qpn", e.qpn}, {"psn", e.psn}};
+  json j = {{"lid", e.lid},   {"gid", e.gid},       {"mtu", e.mtu},         {"rkey", e.rkey}, {"addr", e.addr},
+            {"slot_bytes", e.slot_bytes}, {"regions", e.regions}, {"qpn", e.qpn}, {"psn", e.psn}};
+  if (!e.rkeys.empty()) j["rkeys"] = e.rkeys;
+  return j;
 }
 
 Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
@@ -148,6 +150,7 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   if (e.regions != 1 && e.regions != expected_qps) throw ProtocolError("control message field 'regions' does not match the QP count");
   e.qpn = array_field<uint32_t>(j, "qpn", expected_qps);
   e.psn = array_field<uint32_t>(j, "psn", expected_qps);
+  if (j.contains("rkeys")) e.rkeys = array_field<uint32_t>(j, "rkeys", e.regions);
   return e;
 }
 
@@ -171,6 +174,8 @@ json to_json(const Counts& c) {
   json j = {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}};
   if (c.has_counters) j["counters"] = c.counters;
   if (c.atomic_sum) j["atomic_sum"] = *c.atomic_sum;
+  if (c.reverse)
+    j["reverse"] = {{"sent", c.reverse->sent}, {"messages", c.reverse->messages}, {"seconds", c.reverse->seconds}};
   return j;
 }
 
@@ -190,6 +195,15 @@ Counts counts_from_json(const json& j, uint32_t expected_qps) {
     c.has_counters = true;
   }
   if (j.contains("atomic_sum")) c.atomic_sum = field<uint64_t>(j, "atomic_sum");
+  if (auto it = j.find("reverse"); it != j.end()) {
+    if (!it->is_object()) throw ProtocolError("control message field 'reverse' must be an object");
+    Counts::Reverse r;
+    r.sent = array_field<uint64_t>(*it, "sent", expected_qps);
+    r.messages = field<uint64_t>(*it, "messages");
+    r.seconds = field<double>(*it, "seconds");
+    if (!(r.seconds >= 0 && r.seconds < 1e9)) throw ProtocolError("control message field 'seconds' is out of range");
+    c.reverse = std::move(r);
+  }
   return c;
 }
 

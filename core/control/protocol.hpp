@@ -73,6 +73,7 @@ struct Endpoint {
   std::string gid;  // IPv6 text form
   uint8_t mtu = 3;  // ibv_mtu enum value (1..5)
   uint32_t rkey = 0;
+  std::vector<uint32_t> rkeys;  // --mr-per-qp: one per QP region (then rkey is 0); else empty
   uint64_t addr = 0;
   uint64_t slot_bytes = 0;     // bytes per QP region
   uint32_t regions = 0;        // QP regions in each of the rx and tx areas
@@ -90,6 +91,13 @@ struct Counts {
   // RESULT of an atomic (cas, faa) test: the 8-byte words the client's atomics hit in the
   // server's buffer, summed (absent otherwise).
   std::optional<uint64_t> atomic_sum;
+  // RESULT of a --bidir test: the server's own direction, measured as the client's is.
+  struct Reverse {
+    std::vector<uint64_t> sent;  // per QP, warm-up included
+    uint64_t messages = 0;       // in its measured window
+    double seconds = 0;          // that window
+  };
+  std::optional<Reverse> reverse;
 };
 
 nlohmann::json to_json(const Hello& h);

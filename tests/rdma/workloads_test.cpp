@@ -58,7 +58,9 @@ TEST_F(Workloads, AtomicsCountEveryOperationInTheServersMemory) {
         EXPECT_EQ(b["server_atomic_sum"].get<double>(), want);
         EXPECT_EQ(b.contains("lat_p50_us"), std::string(mode) == "lat");
         // An atomic's latency is its round trip, as READ's (not halved like SEND's and WRITE's).
-        if (std::string(mode) == "lat") EXPECT_EQ(b.value("label", ""), "round trip");
+        if (std::string(mode) == "lat") {
+          EXPECT_EQ(b.value("label", ""), "round trip");
+        }
       }
 }
 
@@ -66,9 +68,88 @@ TEST_F(Workloads, AtomicsInFlightFollowOuts) {
   std::string out = dir_ + "/r.json";
   Outcome o = client({"--op", "faa", "--outs", "2", "-t", "64", "-n", "100", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  const json& b = point(load_json(out), "faa/bw/qps:1/size:8/");
+  const json r = load_json(out);
+  const json& b = point(r, "faa/bw/qps:1/size:8/");
   EXPECT_EQ(b["outs"].get<double>(), 2);
   EXPECT_EQ(b["server_atomic_sum"].get<double>(), 100 + 100);  // the default warm-up is 100
+}
+
+// --bidir: the server runs the client's loop at the same time on every QP. Each
+// direction counts exactly; the client checks that every SEND the server sent arrived
+// (and the server the client's), and FAA's words on both sides.
+TEST_F(Workloads, BidirectionalRunsBothDirectionsWithExactCounts) {
+  const uint64_t iters = 200, warmup = 10;
+  std::string out = dir_ + "/r.json";
+  Outcome o = client({"--op", "send,write,read,faa", "--bidir", "0,1", "-q", "1,4", "-s", "64,4096", "-n",
+                      std::to_string(iters), "--warmup", std::to_string(warmup), "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(out);
+  ASSERT_EQ(r["benchmarks"].size(), 28u);  // (3 ops x 2 sizes + faa) x 2 QP counts x bidir 0, 1
+  size_t both_ways = 0;
+  for (const json& b : r["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    const std::string name = b["name"];
+    const uint64_t qps = name.find("/qps:4/") != std::string::npos ? 4 : 1;
+    EXPECT_EQ(b["messages"].get<double>(), static_cast<double>(qps * iters));
+    const bool bidir = name.size() > 6 && name.substr(name.size() - 6) == "/bidir";
+    EXPECT_EQ(b.contains("reverse_messages"), bidir);
+    if (!bidir) continue;
+    ++both_ways;
+    EXPECT_EQ(b["reverse_messages"].get<double>(), static_cast<double>(qps * iters));
+    EXPECT_GT(b["reverse_items_per_second"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(b["total_items_per_second"].get<double>(),
+                     b["items_per_second"].get<double>() + b["reverse_items_per_second"].get<double>());
+    EXPECT_DOUBLE_EQ(b["total_bytes_per_second"].get<double>(),
+                     b["bytes_per_second"].get<double>() + b["reverse_bytes_per_second"].get<double>());
+    if (name.rfind("faa/", 0) == 0) {
+      EXPECT_EQ(b["server_atomic_sum"].get<double>(), static_cast<double>(qps * (iters + warmup)));
+    }
+  }
+  EXPECT_EQ(both_ways, 14u);
+}
+
+TEST_F(Workloads, BidirectionalLatencyAndTimedSendAreRefusedInOneLine) {
+  Outcome lat = client({"--bidir", "--mode", "lat", "--out", dir_ + "/a.json"}, 60s);
+  EXPECT_EQ(lat.code, 2) << both(lat);
+  EXPECT_NE(lat.err.find("bidir: a latency test already goes both ways; use --mode bw"), std::string::npos) << lat.err;
+  Outcome timed = client({"--bidir", "--op", "send", "--duration", "1", "--out", dir_ + "/b.json"}, 60s);
+  EXPECT_EQ(timed.code, 2) << both(timed);
+  EXPECT_NE(timed.err.find("use --iters, not --duration"), std::string::npos) << timed.err;
+  for (const Outcome* o : {&lat, &timed}) {
+    std::string err = o->err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    EXPECT_EQ(err.find('\n'), std::string::npos) << "one line: " << o->err;
+  }
+}
+
+// --mr-per-qp: every QP region registered on its own on both sides, each WR with its
+// QP's keys. Every op still counts exactly (SEND: each QP's receives checked by the
+// server; FAA: one word per QP region, together every operation).
+TEST_F(Workloads, MemoryRegionPerQpServesEveryOp) {
+  const uint64_t iters = 100, warmup = 10;
+  std::string out = dir_ + "/r.json";
+  Outcome o = client({"--op", "send,write,read,faa", "--mr-per-qp", "0,1", "-q", "4", "-s", "4096", "-n",
+                      std::to_string(iters), "--warmup", std::to_string(warmup), "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(out);
+  ASSERT_EQ(r["benchmarks"].size(), 8u);
+  size_t per_qp = 0;
+  for (const json& b : r["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    const std::string name = b["name"];
+    EXPECT_EQ(b["messages"].get<double>(), 4.0 * iters);
+    EXPECT_EQ(b["qp_messages_min"].get<double>(), static_cast<double>(iters));
+    per_qp += name.find("/mr_per_qp") != std::string::npos;
+    if (name.rfind("faa/", 0) == 0) {
+      EXPECT_EQ(b["server_atomic_sum"].get<double>(), 4.0 * (iters + warmup));
+    }
+  }
+  EXPECT_EQ(per_qp, 4u);
+  // Latency on per-QP regions too (its layout already has a region per QP).
+  Outcome lat = client({"--op", "write", "--mode", "lat", "--mr-per-qp", "-q", "2", "-s", "64", "-n", "50",
+                        "--out", dir_ + "/l.json"});
+  ASSERT_EQ(lat.code, 0) << both(lat);
+  EXPECT_EQ(load_json(dir_ + "/l.json")["benchmarks"][0]["messages"].get<double>(), 100.0);
 }
 
 }  // namespace rdmasweep::test

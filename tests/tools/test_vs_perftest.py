@@ -52,10 +52,17 @@ class VsPerftest(unittest.TestCase):
                 self.assertEqual(sc.get("--warmup"), "0")
                 self.assertEqual(sc.get("--clock"), "tsc")
                 op, mode = point.split("/")[:2]
-                if op == "read" and mode == "bw":
+                if op in ("read", "faa") and mode == "bw":  # READs or atomics in flight
                     self.assertEqual(pc.get("-o"), "16")
-                if op != "read":  # perftest turns inline off on this device: so does rdmasweep
+                if op not in ("read", "faa"):  # perftest turns inline off on this device: so does rdmasweep
                     self.assertEqual(sc.get("-I"), "0")
+                # Atomics: perftest's ib_atomic_* with the same operation, 8 bytes on both sides.
+                self.assertEqual(pc.get("-A") == "FETCH_AND_ADD", op == "faa")
+                self.assertEqual(by[("perftest", "client")][3], f"ib_atomic_{mode}" if op == "faa" else f"ib_{op}_{mode}")
+                self.assertEqual(sc.get("--op"), op)
+                # Both directions: perftest -b and rdmasweep --bidir, or neither.
+                self.assertEqual("-b" in pc, point.endswith("/bidir"))
+                self.assertEqual("--bidir" in sc, point.endswith("/bidir"))
                 # Both tools' servers and clients pinned alike.
                 for side in ("server", "client"):
                     self.assertEqual(by[("perftest", side)][:3], by[("rdmasweep", side)][:3])

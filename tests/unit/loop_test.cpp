@@ -105,6 +105,7 @@ struct LateCopies {
   FakeDevice& fake;
   std::vector<ibv_wc> late;
   int post(uint32_t q, ibv_send_wr* w) { return fake.post(q, w); }
+  uint32_t recv(const ibv_wc& wc) { return fake.recv(wc); }
   int poll(int n, ibv_wc* wc) {
     int got = static_cast<int>(std::min<size_t>(late.size(), static_cast<size_t>(n)));
     std::copy(late.begin(), late.begin() + got, wc);

@@ -75,7 +75,7 @@ TEST(Ship, ManualAndCompletionListEveryOptionOfEveryParser) {
       EXPECT_NE(comp_line.find(" " + o + " "), std::string::npos) << o;
     }
   }
-  EXPECT_NE(comp.out.find("--op) COMPREPLY=($(compgen -W \"send write read\""), std::string::npos) << comp.out;
+  EXPECT_NE(comp.out.find("--op) COMPREPLY=($(compgen -W \"send write read cas faa\""), std::string::npos) << comp.out;
   EXPECT_NE(comp.out.find("--mode) COMPREPLY=($(compgen -W \"bw lat\""), std::string::npos) << comp.out;
 }
 

@@ -81,6 +81,8 @@ KNOBS = {
     "flow_label": ("flow", 0),
     "mtu": ("mtu", 0),  # 0: the smaller of both ports' active MTUs
     "hugepages": ("huge", False),  # buffers on 2 MiB huge pages
+    "bidir": ("bidir", False),  # bandwidth both ways at once
+    "mr_per_qp": ("mr_per_qp", False),  # each QP its own memory regions
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
