@@ -81,6 +81,43 @@ TEST(Protocol, ResultCarriesTheServersCounterDeltas) {
   EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
 }
 
+// An atomic test's RESULT carries the server's words, a --bidir one the server's own
+// direction; --mr-per-qp endpoints a key per region. Each is optional (older peers
+// decode) and checked when present.
+TEST(Protocol, AtomicSumReverseDirectionAndPerRegionKeys) {
+  Counts c;
+  c.per_qp = {5, 6};
+  c.atomic_sum = 220;
+  c.reverse = Counts::Reverse{{110, 110}, 200, 0.25};
+  Counts back = counts_from_json(to_json(c), 2);
+  ASSERT_TRUE(back.atomic_sum && back.reverse);
+  EXPECT_EQ(*back.atomic_sum, 220u);
+  EXPECT_EQ(back.reverse->sent, (std::vector<uint64_t>{110, 110}));
+  EXPECT_EQ(back.reverse->messages, 200u);
+  EXPECT_EQ(back.reverse->seconds, 0.25);
+  nlohmann::json j = to_json(c);
+  j.erase("atomic_sum");
+  j.erase("reverse");
+  back = counts_from_json(j, 2);
+  EXPECT_FALSE(back.atomic_sum || back.reverse);
+  j["reverse"] = {{"sent", {1}}, {"messages", 1}, {"seconds", 0.1}};  // one QP's count for two
+  EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
+  j["reverse"] = {{"sent", {1, 1}}, {"messages", 1}, {"seconds", -1}};
+  EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
+
+  Endpoint e;
+  e.gid = "::1";
+  e.regions = 2;
+  e.qpn = {1, 2};
+  e.psn = {3, 4};
+  EXPECT_FALSE(to_json(e).contains("rkeys"));
+  e.rkeys = {0x11, 0x22};
+  EXPECT_EQ(endpoint_from_json(to_json(e), 2).rkeys, e.rkeys);
+  nlohmann::json ej = to_json(e);
+  ej["rkeys"] = {0x11};
+  EXPECT_THROW(endpoint_from_json(ej, 2), ProtocolError);
+}
+
 TEST(Protocol, EndpointWithWrongQpCountIsRejected) {
   Endpoint e;
   e.gid = "::1";
