@@ -34,6 +34,14 @@ CqScope parse_cq_scope(const std::string& s) {
   throw ConfigError("cq_scope: '" + s + "' is not one of thread, process");
 }
 
+const char* to_string(Transport t) { return t == Transport::Ud ? "ud" : "rc"; }
+
+Transport parse_transport(const std::string& s) {
+  if (s == "rc") return Transport::Rc;
+  if (s == "ud") return Transport::Ud;
+  throw ConfigError("transport: '" + s + "' is not one of rc, ud");
+}
+
 Mode parse_mode(const std::string& s) {
   if (s == "bw") return Mode::Bw;
   if (s == "lat") return Mode::Lat;
@@ -64,6 +72,11 @@ void validate(const TestConfig& c) {
               " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
               "), or the send queue fills with no signaled work request to free it");
   require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
+  require(c.knobs.transport == Transport::Rc || w.op == Op::Send,
+          std::string("transport: ud carries SEND only; --op ") + to_string(w.op) + " needs --transport rc");
+  require(c.knobs.transport == Transport::Rc || k.mtu == 0 || w.size <= k.mtu,
+          "size: " + std::to_string(w.size) + " is over the UD limit of " + std::to_string(k.mtu) +
+              " bytes (the path MTU, --mtu): a UD message is one packet; lower --size or raise --mtu");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
     require(k.cq_depth >= need,

@@ -15,6 +15,8 @@ enum class Op : uint8_t { Send, Write, Read };
 enum class Mode : uint8_t { Bw, Lat };
 // --cq-scope: which QPs share a CQ when a point runs several threads.
 enum class CqScope : uint8_t { Thread, Process };
+// --transport: reliable connection (RC) or unreliable datagram (UD, SEND only).
+enum class Transport : uint8_t { Rc, Ud };
 
 const char* to_string(Op op);
 const char* to_string(Mode m);
@@ -22,6 +24,8 @@ Op parse_op(const std::string& s);      // throws ConfigError
 Mode parse_mode(const std::string& s);  // throws ConfigError
 const char* to_string(CqScope s);
 CqScope parse_cq_scope(const std::string& s);  // throws ConfigError
+const char* to_string(Transport t);
+Transport parse_transport(const std::string& s);  // throws ConfigError
 
 class ConfigError : public std::invalid_argument {
  public:
@@ -59,6 +63,10 @@ struct TestConfig {
 inline bool write_with_imm(const TestConfig& c) {
   return c.knobs.events && c.work.op == Op::Write && c.work.mode == Mode::Lat;
 }
+
+inline bool is_ud(const TestConfig& c) { return c.knobs.transport == Transport::Ud; }
+// A UD receive holds the 40-byte Global Routing Header before the payload.
+constexpr uint32_t kUdGrhBytes = 40;
 
 // perftest's default inline sizes for RC (DEF_INLINE_SEND_RC_UC, DEF_INLINE_WRITE);
 // READ sends no data and never goes inline.

@@ -81,6 +81,7 @@ KNOBS = {
     "flow_label": ("flow", 0),
     "mtu": ("mtu", 0),  # 0: the smaller of both ports' active MTUs
     "hugepages": ("huge", False),  # buffers on 2 MiB huge pages
+    "transport": ("transport", "rc"),  # rc or ud (SEND only; sent, received and lost counted)
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
@@ -149,7 +150,7 @@ def params_from_config(cfg, name=""):
             if v is True:
                 knobs[tag] = True
         elif v != default:
-            if isinstance(default, str) and default != "auto":  # a name kind (cq_scope)
+            if isinstance(default, str) and default != "auto":  # a name kind (cq_scope, transport)
                 if not isinstance(v, str):
                     return None
                 knobs[tag] = v
