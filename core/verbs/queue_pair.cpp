@@ -10,7 +10,7 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   ibv_qp_init_attr init{};
   init.send_cq = cq.get();
   init.recv_cq = cq.get();
-  init.qp_type = IBV_QPT_RC;
+  init.qp_type = caps.ud ? IBV_QPT_UD : IBV_QPT_RC;
   init.sq_sig_all = 0;  // the loops choose which WRs are signaled
   init.cap.max_send_wr = caps.max_send_wr;
   init.cap.max_recv_wr = caps.max_recv_wr;
@@ -21,15 +21,16 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   ibv_qp* qp = ibv_create_qp(pd.get(), &init);
   if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
     int err = errno;
-    throw Error("ibv_create_qp(RC, max_inline " + std::to_string(caps.max_inline) + ") failed: " +
-                    describe_errno(err) + ": the device does not support that much inline data; lower --inline-size",
+    throw Error(std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC") + ", max_inline " +
+                    std::to_string(caps.max_inline) + ") failed: " + describe_errno(err) + ": the device does not support that much inline data; lower --inline-size",
                 err);
   }
   qp_ = Handle<ibv_qp, ibv_destroy_qp>(
-      check_ptr(qp, "ibv_create_qp(RC, max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
+      check_ptr(qp, std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC") + ", max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
                         std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
       "ibv_destroy_qp");
   max_inline_ = init.cap.max_inline_data;
+  ud_ = caps.ud;
 }
 
 static const char* qp_state_name(ibv_qp_state s) {
@@ -112,6 +113,27 @@ void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
                          IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                              IBV_QP_MAX_QP_RD_ATOMIC),
            "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTS)");
+}
+
+void QueuePair::to_init_ud(uint8_t port) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = port;
+  a.qkey = kUdQkey;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+           "ibv_modify_qp(UD qpn " + std::to_string(qpn()) + ", INIT, port " + std::to_string(port) + ")");
+}
+
+void QueuePair::to_rts_ud(uint32_t psn) {
+  const std::string name = "ibv_modify_qp(UD qpn " + std::to_string(qpn());
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE), name + ", RTR)");
+  a = ibv_qp_attr{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = psn;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_SQ_PSN), name + ", RTS)");
 }
 
 }  // namespace rdmasweep::verbs
