@@ -20,6 +20,7 @@ namespace rdmasweep {
 struct RunControl {
   const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
   std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
+  const char* idle_hint = "the peer is gone or stuck";  // what that timeout's message says happened
   // Called every few thousand empty polls; may throw to abort, or update the targets
   // of a receiving loop (the peer's DONE message in duration mode).
   std::function<void()> on_idle;

@@ -148,8 +148,8 @@ void IdleWatch::check() {
     last_progress_ = now;
     progressed_ = false;
   } else if (now - last_progress_ > ctl_.idle_timeout) {
-    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) +
-                     " s: the peer is gone or stuck (raise --timeout if the link is just slow)");
+    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) + " s: " +
+                     ctl_.idle_hint + " (raise --timeout if the link is just slow)");
   }
 }
 

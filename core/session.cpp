@@ -196,6 +196,9 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   RunControl ctl;
   ctl.interrupted = opt_.interrupted;
   ctl.idle_timeout = opt_.timeout;
+  // UD latency has one message in flight per QP: a lost one stops its QP.
+  if (is_ud(cfg) && cfg.work.mode == Mode::Lat)
+    ctl.idle_hint = "a UD ping or its pong was lost (UD does not retransmit), or the peer is gone or stuck";
   ctl.on_idle = [this] {
     // The server only speaks during a test to report a failure.
     if (auto m = ch_.try_recv()) {

@@ -49,6 +49,7 @@ static const char* qp_state_name(ibv_qp_state s) {
 std::string QueuePair::describe() const {
   ibv_qp_attr a{};
   ibv_qp_init_attr init{};
+  if (ud_) return describe_ud();
   int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
              IBV_QP_RNR_RETRY | IBV_QP_AV | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
   if (int rc = ibv_query_qp(qp_.get(), &a, mask, &init); rc != 0)
@@ -62,6 +63,19 @@ std::string QueuePair::describe() const {
                 a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic, a.ah_attr.grh.sgid_index,
                 a.ah_attr.grh.traffic_class, a.ah_attr.sl, a.ah_attr.grh.flow_label, init.cap.max_send_wr,
                 init.cap.max_recv_wr, init.cap.max_inline_data);
+  return b;
+}
+
+// UD QPs have no peer, path or retries of their own: each send's address handle says where.
+std::string QueuePair::describe_ud() const {
+  ibv_qp_attr a{};
+  ibv_qp_init_attr init{};
+  if (int rc = ibv_query_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_QKEY | IBV_QP_SQ_PSN, &init); rc != 0)
+    return "UD qpn " + std::to_string(qpn()) + ": ibv_query_qp failed: " + describe_errno(rc);
+  char b[300];
+  std::snprintf(b, sizeof b, "UD qpn %u: state %s, qkey 0x%x, sq psn %u, max send wr %u, max recv wr %u, max inline %u",
+                qpn(), qp_state_name(a.qp_state), a.qkey, a.sq_psn, init.cap.max_send_wr, init.cap.max_recv_wr,
+                init.cap.max_inline_data);
   return b;
 }
 

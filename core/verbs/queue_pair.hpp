@@ -58,6 +58,8 @@ class QueuePair {
   void to_rts_ud(uint32_t psn);
 
  private:
+  std::string describe_ud() const;
+
   Handle<ibv_qp, ibv_destroy_qp> qp_;
   uint32_t max_inline_ = 0;
   bool ud_ = false;

@@ -94,6 +94,32 @@ TEST_F(Ud, MoreMessagesThanReceivesAreAllAccountedFor) {
   std::cout << "UD, 3000 messages against 64 receives: " << b[0]["messages_lost"] << " lost\n";
 }
 
+TEST_F(Ud, DurationModeEndsOnTheSendersCount) {
+  const std::string out = dir_ + "/d.json";
+  Outcome o = run(client_argv({"--transport", "ud", "--mode", "bw,lat", "-s", "64", "-D", "1", "--warmup", "20", "-r",
+                               "4096", "--out", out}),
+                  300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json b = load_json(out)["benchmarks"];
+  ASSERT_EQ(b.size(), 2u);
+  for (const json& p : b) {
+    SCOPED_TRACE(p.dump());
+    EXPECT_GT(p["messages"].get<double>(), 0);
+    EXPECT_EQ(p["messages_sent"].get<double>(), p["messages"].get<double>() + 20);
+    EXPECT_EQ(p["messages_received"], p["messages_sent"]);
+    EXPECT_EQ(p["messages_lost"].get<double>(), 0);
+  }
+}
+
+TEST_F(Ud, VerboseShowsUdQpsWithTheirQkey) {
+  Outcome o = run(client_argv({"--transport", "ud", "-s", "64", "-n", "10", "--warmup", "0", "-v", "--out",
+                               dir_ + "/v.json"}),
+                  120s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  EXPECT_NE(o.err.find("UD qpn "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("state RTS, qkey 0x11111111"), std::string::npos) << o.err;
+}
+
 // Nothing listens on port 9: a refusal there came before any connection, so before any QP.
 TEST_F(Ud, OverThePathMtuIsOneLineBeforeAnyQp) {
   Outcome o = run({kBin, "client", "127.0.0.1", "--port", "9", "--transport", "ud", "-s", "8192"}, 60s);
