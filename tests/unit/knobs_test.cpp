@@ -183,11 +183,22 @@ TEST(Knobs, EachFlagSetsItForTheClient) {
 
 TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
   for (const Knob& k : knobs()) {
-    if (!k.loop) continue;
+    if (!k.loop || k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
     uint64_t v = other_value(k);
     auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
     mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
     EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
+  }
+}
+
+TEST(Knobs, TheMeshRefusesUdInOneLine) {
+  auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+  EXPECT_EQ(parse(p, {"mesh", "--transport", "rc"}).spec.transport, std::vector<std::string>{"rc"});
+  try {
+    parse(p, {"mesh", "--transport", "rc,ud"});
+    ADD_FAILURE() << "--transport ud accepted by the mesh";
+  } catch (const cli::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--transport ud: mesh runs RC only; measure UD with rdmasweep client");
   }
 }
 
