@@ -26,10 +26,9 @@ class AddressHandle {
       a.grh.traffic_class = to.traffic_class;
       a.grh.flow_label = to.flow_label;
     }
-    ah_ = Handle<ibv_ah, ibv_destroy_ah>(
-        check_ptr(ibv_create_ah(pd.get(), &a), "ibv_create_ah(port " + std::to_string(port) + ", sgid index " +
-                                                   std::to_string(to.sgid_index) + ") (a wrong GID index is the usual cause)"),
-        "ibv_destroy_ah");
+    const std::string what = "ibv_create_ah(port " + std::to_string(port) + ", sgid index " +
+                             std::to_string(to.sgid_index) + ") (a wrong GID index is the usual cause)";
+    ah_ = Handle<ibv_ah, ibv_destroy_ah>(check_ptr(ibv_create_ah(pd.get(), &a), what), "ibv_destroy_ah");
   }
   ibv_ah* get() const { return ah_.get(); }
 

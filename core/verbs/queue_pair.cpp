@@ -19,14 +19,15 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   init.cap.max_inline_data = caps.max_inline;
   init.srq = caps.srq;
   ibv_qp* qp = ibv_create_qp(pd.get(), &init);
+  const std::string what = std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC");
   if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
     int err = errno;
-    throw Error(std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC") + ", max_inline " +
-                    std::to_string(caps.max_inline) + ") failed: " + describe_errno(err) + ": the device does not support that much inline data; lower --inline-size",
+    throw Error(what + ", max_inline " + std::to_string(caps.max_inline) + ") failed: " + describe_errno(err) +
+                    ": the device does not support that much inline data; lower --inline-size",
                 err);
   }
   qp_ = Handle<ibv_qp, ibv_destroy_qp>(
-      check_ptr(qp, std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC") + ", max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
+      check_ptr(qp, what + ", max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
                         std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
       "ibv_destroy_qp");
   max_inline_ = init.cap.max_inline_data;
