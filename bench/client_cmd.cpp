@@ -179,10 +179,15 @@ int client_main(int argc, char** argv) {
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
-  for (const TestConfig& c : points)  // before the first point: no QP exists yet
-    if (c.knobs.mtu > session.server().active_mtu && session.server().active_mtu != 0)
+  const uint32_t server_mtu = session.server().active_mtu;
+  for (const TestConfig& c : points) {  // before the first point: no QP exists yet
+    if (c.knobs.mtu > server_mtu && server_mtu != 0)
       throw ConfigError(point_name(c) + ": --mtu " + std::to_string(c.knobs.mtu) + " is over the server's active MTU (" +
-                        std::to_string(session.server().active_mtu) + "): lower --mtu (or 0 for the ports' own)");
+                        std::to_string(server_mtu) + "): lower --mtu (or 0 for the ports' own)");
+    if (is_ud(c) && server_mtu != 0 && c.work.size > server_mtu)
+      throw ConfigError(point_name(c) + ": --size " + std::to_string(c.work.size) + " is over the UD limit of " +
+                        std::to_string(server_mtu) + " bytes (the server's active MTU): lower --size");
+  }
   announce(fabric, session.server(), points, placement);
 
   PointStore store;

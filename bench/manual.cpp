@@ -61,6 +61,7 @@ std::vector<Choices> choices() {
   return {{"op", {to_string(Op::Send), to_string(Op::Write), to_string(Op::Read), to_string(Op::Cas), to_string(Op::Faa)}},
           {"mode", {to_string(Mode::Bw), to_string(Mode::Lat)}},
           {"cq-scope", {to_string(CqScope::Thread), to_string(CqScope::Process)}},
+          {"transport", {to_string(Transport::Rc), to_string(Transport::Ud)}},
           {"pattern", {"pairs", "incast", "all-to-all"}},
           {"cq-policy", {"error", "cap"}},
           {"clock", {"auto", "tsc", "system"}}};

@@ -38,6 +38,14 @@ CqScope parse_cq_scope(const std::string& s) {
   throw ConfigError("cq_scope: '" + s + "' is not one of thread, process");
 }
 
+const char* to_string(Transport t) { return t == Transport::Ud ? "ud" : "rc"; }
+
+Transport parse_transport(const std::string& s) {
+  if (s == "rc") return Transport::Rc;
+  if (s == "ud") return Transport::Ud;
+  throw ConfigError("transport: '" + s + "' is not one of rc, ud");
+}
+
 Mode parse_mode(const std::string& s) {
   if (s == "bw") return Mode::Bw;
   if (s == "lat") return Mode::Lat;
@@ -70,6 +78,11 @@ void validate(const TestConfig& c) {
   require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
   require(!is_atomic(w.op) || w.size == kAtomicBytes, std::string(to_string(w.op)) + ": an atomic moves 8 bytes: --size " +
                                                           std::to_string(w.size) + " must be 8 (a sweep does this itself)");
+  require(c.knobs.transport == Transport::Rc || w.op == Op::Send,
+          std::string("transport: ud carries SEND only; --op ") + to_string(w.op) + " needs --transport rc");
+  require(c.knobs.transport == Transport::Rc || k.mtu == 0 || w.size <= k.mtu,
+          "size: " + std::to_string(w.size) + " is over the UD limit of " + std::to_string(k.mtu) +
+              " bytes (the path MTU, --mtu): a UD message is one packet; lower --size or raise --mtu");
   if (k.cq_depth != 0) {
     uint64_t need = required_cq_entries(c);
     require(k.cq_depth >= need,
@@ -81,6 +94,7 @@ void validate(const TestConfig& c) {
   require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
           "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
   require(!k.bidir || w.mode == Mode::Bw, "bidir: a latency test already goes both ways; use --mode bw");
+  require(!k.bidir || k.transport == Transport::Rc, "bidir: runs over RC only (--transport rc)");
   // Each side must know how many SENDs to wait for before its loop may end.
   require(!k.bidir || w.op != Op::Send || w.duration == 0,
           "bidir: SEND both ways counts the messages each side waits for: use --iters, not --duration (WRITE, READ "

@@ -16,6 +16,8 @@ enum class Op : uint8_t { Send, Write, Read, Cas, Faa };
 enum class Mode : uint8_t { Bw, Lat };
 // --cq-scope: which QPs share a CQ when a point runs several threads.
 enum class CqScope : uint8_t { Thread, Process };
+// --transport: reliable connection (RC) or unreliable datagram (UD, SEND only).
+enum class Transport : uint8_t { Rc, Ud };
 
 const char* to_string(Op op);
 inline bool is_atomic(Op op) { return op == Op::Cas || op == Op::Faa; }
@@ -29,6 +31,8 @@ Op parse_op(const std::string& s);      // throws ConfigError
 Mode parse_mode(const std::string& s);  // throws ConfigError
 const char* to_string(CqScope s);
 CqScope parse_cq_scope(const std::string& s);  // throws ConfigError
+const char* to_string(Transport t);
+Transport parse_transport(const std::string& s);  // throws ConfigError
 
 class ConfigError : public std::invalid_argument {
  public:
@@ -69,6 +73,9 @@ inline bool write_with_imm(const TestConfig& c) {
 
 // --bidir SEND: each side's sending loop also takes the peer's messages.
 inline bool both_ways_send(const TestConfig& c) { return c.knobs.bidir && c.work.op == Op::Send; }
+inline bool is_ud(const TestConfig& c) { return c.knobs.transport == Transport::Ud; }
+// A UD receive holds the 40-byte Global Routing Header before the payload.
+constexpr uint32_t kUdGrhBytes = 40;
 
 // perftest's default inline sizes for RC (DEF_INLINE_SEND_RC_UC, DEF_INLINE_WRITE);
 // READ sends no data and never goes inline.

@@ -74,8 +74,16 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   if (c.knobs.mtu != 0)
     limit(c.knobs.mtu <= static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "path MTU", c.knobs.mtu,
           "port active MTU", static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "lower --mtu (or 0 for the ports' own)");
+  if (is_ud(c) && c.work.size > ud_size_limit(c, dev))
+    throw Error("--size " + std::to_string(c.work.size) + " is over the UD limit of " +
+                std::to_string(ud_size_limit(c, dev)) + " bytes (the path MTU" + (c.knobs.mtu != 0 ? ", --mtu" : "") +
+                "): a UD message is one packet; lower --size, or use --transport rc");
   if (p.max_msg_sz != 0)
     limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
+}
+
+uint64_t ud_size_limit(const TestConfig& c, const verbs::Device& dev) {
+  return c.knobs.mtu != 0 ? c.knobs.mtu : static_cast<uint64_t>(verbs::mtu_bytes(dev.port_attr().active_mtu));
 }
 
 bool posts_receives(const TestConfig& c, Role role) {
@@ -113,8 +121,9 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
     for (const TestConfig& o : points)
       if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
     uint64_t regions = qp_regions(points[i]);
-    bool fits = 2 * regions * round_slot(biggest) * points[i].knobs.threads <= budget;  // each thread its own
-    slots[i] = round_slot(fits ? biggest : points[i].work.size);
+    const uint64_t grh = is_ud(points[i]) ? kUdGrhBytes : 0;  // before a UD receive's payload
+    bool fits = 2 * regions * round_slot(biggest + grh) * points[i].knobs.threads <= budget;  // each thread its own
+    slots[i] = round_slot((fits ? biggest : points[i].work.size) + grh);
   }
   return slots;
 }
@@ -124,7 +133,8 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
   validate(cfg);
   check_device_limits(cfg, dev);
-  slot_bytes = round_slot(std::max(slot, cfg.work.size));
+  // UD receives hold the GRH before the payload.
+  slot_bytes = round_slot(std::max(slot, cfg.work.size + (is_ud(cfg) ? kUdGrhBytes : 0)));
   regions = qp_regions(cfg);
   uint64_t bytes = 2 * slot_bytes * regions;
   if (bytes > (uint64_t{8} << 30))
@@ -162,6 +172,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   }
   // Sized for the knob, not this point's message, so later sizes can go inline too.
   caps.max_inline = inline_size;
+  caps.ud = is_ud(cfg);
   std::mt19937 rng(std::random_device{}());
   qps.reserve(cfg.work.qps);
   psn.reserve(cfg.work.qps);
@@ -176,7 +187,8 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     } else {
       qps.emplace_back(pd, qp_cq, caps);
     }
-    qps.back().to_init(dev.port(), remote_access(cfg, role));
+    if (caps.ud) qps.back().to_init_ud(dev.port());
+    else qps.back().to_init(dev.port(), remote_access(cfg, role));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -195,7 +207,7 @@ void TestResources::limit_reads(uint32_t peer_max_rd_atom) {
 }
 
 bool TestResources::can_serve(const TestConfig& next) const {
-  return same_shape(cfg, next) && next.work.size <= slot_bytes;
+  return same_shape(cfg, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= slot_bytes;
 }
 
 void TestResources::retarget(const TestConfig& next) {
@@ -240,11 +252,7 @@ control::Endpoint TestResources::local_endpoint() const {
   return e;
 }
 
-void TestResources::connect(const control::Endpoint& peer) {
-  if (peer.qpn.size() != qps.size())
-    throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
-  if (peer.slot_bytes < slot_bytes || peer.regions != regions)
-    throw Error("peer's buffer layout does not match this test: run the same rdmasweep version on both sides");
+verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
   verbs::PeerAddress pa;
   pa.lid = peer.lid;
   pa.use_gid = dev.is_ethernet() || pa.lid == 0;
@@ -258,19 +266,43 @@ void TestResources::connect(const control::Endpoint& peer) {
                   std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
     pa.mtu = want;
   }
+  if (is_ud(cfg) && cfg.work.size > static_cast<uint64_t>(verbs::mtu_bytes(pa.mtu)))
+    throw Error("--size " + std::to_string(cfg.work.size) + " is over the UD limit of " +
+                std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the path MTU, the smaller of both ports' active "
+                "MTUs): a UD message is one packet; lower --size");
   pa.traffic_class = static_cast<uint8_t>(cfg.knobs.tclass);
   pa.sl = static_cast<uint8_t>(cfg.knobs.sl);
   pa.flow_label = cfg.knobs.flow_label;
+  return pa;
+}
+
+void TestResources::connect(const control::Endpoint& peer) {
+  if (peer.qpn.size() != qps.size())
+    throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
+  if (peer.slot_bytes < slot_bytes || peer.regions != regions)
+    throw Error("peer's buffer layout does not match this test: run the same rdmasweep version on both sides");
+  verbs::PeerAddress pa = path_to(peer);
+  ah.clear();
+  peer_qpn.clear();
   for (size_t i = 0; i < qps.size(); ++i) {
     pa.qpn = peer.qpn[i];
     pa.psn = peer.psn[i];
+    if (is_ud(cfg)) {
+      // QP i sends to the peer's QP i: one address handle each, like an RC QP's path.
+      qps[i].to_rts_ud(psn[i]);
+      ah.emplace_back(pd, pa, dev.port());
+      peer_qpn.push_back(peer.qpn[i]);
+      continue;
+    }
     qps[i].to_rtr(pa, dev.port(), rd_atomic);
     qps[i].to_rts(psn[i], rd_atomic);
   }
   set_remote(peer);
-
-  if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
+  if (posts_receives(cfg, role)) post_receives();
+}
+
+void TestResources::post_receives() {
   if (uses_srq(cfg, role)) {
     ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), rx_lkey(0)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
@@ -284,7 +316,7 @@ void TestResources::connect(const control::Endpoint& peer) {
     return;
   }
   for (uint32_t q = 0; q < qps.size(); ++q) {
-    // The whole slot: a reused QP's receives fit every size of its sweep.
+    // The whole slot: a reused QP's receives fit every size of its sweep (and UD's GRH).
     ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), rx_lkey(q)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
       ibv_recv_wr wr{};

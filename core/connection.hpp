@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/control/protocol.hpp"
+#include "core/verbs/address_handle.hpp"
 #include "core/verbs/gid.hpp"
 #include "core/send_queue.hpp"
 #include "core/verbs/completion_channel.hpp"
@@ -122,14 +123,23 @@ class TestResources {
   std::vector<uint32_t> psn;
   std::vector<SendQueue> sq;  // per QP, for the QP's lifetime
   Arrivals arrivals;          // --bidir SEND: the peer's messages this point (measure_point resets it)
+  // UD: per QP, the address of the peer's QP of the same index and its QPN (connect()).
+  std::vector<verbs::AddressHandle> ah;
+  std::vector<uint32_t> peer_qpn;
   // Several threads on one CQ: the router its loops poll through, and this thread's
   // number there (set by PointResources, core/lanes.hpp).
   SharedCq* cq_router = nullptr;
   uint32_t lane = 0;
 
  private:
+  verbs::PeerAddress path_to(const control::Endpoint& peer) const;
+  void post_receives();
+
   const verbs::CompletionQueue* shared_cq_ = nullptr;
 };
+
+// The largest UD message on this port: --mtu, else the port's active MTU.
+uint64_t ud_size_limit(const TestConfig& c, const verbs::Device& dev);
 
 // True when this side posts receives for the test (SEND: the target in bw, both in lat).
 bool posts_receives(const TestConfig& c, Role role);

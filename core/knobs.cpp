@@ -59,12 +59,15 @@ uint64_t type_max(KnobKind kind) {
 
 }  // namespace
 
-bool named_kind(KnobKind kind) { return kind == KnobKind::Op || kind == KnobKind::Mode || kind == KnobKind::Scope; }
+bool named_kind(KnobKind kind) {
+  return kind == KnobKind::Op || kind == KnobKind::Mode || kind == KnobKind::Scope || kind == KnobKind::Transport;
+}
 
 uint64_t parse_named(KnobKind kind, const std::string& name) {
   switch (kind) {
     case KnobKind::Op: return static_cast<uint64_t>(parse_op(name));
     case KnobKind::Mode: return static_cast<uint64_t>(parse_mode(name));
+    case KnobKind::Transport: return static_cast<uint64_t>(parse_transport(name));
     default: return static_cast<uint64_t>(parse_cq_scope(name));
   }
 }
@@ -73,6 +76,7 @@ const char* named_value(KnobKind kind, uint64_t v) {
   switch (kind) {
     case KnobKind::Op: return to_string(static_cast<Op>(v));
     case KnobKind::Mode: return to_string(static_cast<Mode>(v));
+    case KnobKind::Transport: return to_string(static_cast<Transport>(v));
     default: return to_string(static_cast<CqScope>(v));
   }
 }
@@ -99,7 +103,8 @@ json knob_json(const Knob& k, uint64_t v) {
   switch (k.kind) {
     case KnobKind::Op:
     case KnobKind::Mode:
-    case KnobKind::Scope: return named_value(k.kind, v);
+    case KnobKind::Scope:
+    case KnobKind::Transport: return named_value(k.kind, v);
     case KnobKind::Flag: return v != 0;
     case KnobKind::Inline:
       if (v == kInlineAuto) return "auto";
@@ -114,6 +119,7 @@ uint64_t knob_from_json(const Knob& k, const json& v) {
     case KnobKind::Op:
     case KnobKind::Mode:
     case KnobKind::Scope:
+    case KnobKind::Transport:
       if (!v.is_string()) throw ConfigError(key + ": must be a string");
       return parse_named(k.kind, v.get<std::string>());
     case KnobKind::Flag:

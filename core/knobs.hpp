@@ -18,7 +18,7 @@ namespace rdmasweep {
 // Columns, in this order:
 //   key     C++ field, sweep file and TestConfig JSON key
 //   in      the TestConfig member holding it: work (Workload) or knobs (LoopKnobs)
-//   kind    Op, Mode, Scope (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
+//   kind    Op, Mode, Scope, Transport (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
 //           Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps)
 //   def     default
 //   tag     point-name tag ("/tx:256"; a Flag adds just "/srq") when not the default;
@@ -38,7 +38,7 @@ namespace rdmasweep {
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
-  X(size, work, Bytes, 65536, nullptr, 20, "size,s", 1, 1ull << 30, false,                                          \
+  X(size, work, Bytes, 65536, nullptr, 23, "size,s", 1, 1ull << 30, false,                                          \
     "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
@@ -92,16 +92,20 @@ namespace rdmasweep {
   /* each QP its own buffer regions, registered apart: the NIC looks up as many keys as QPs */                     \
   X(mr_per_qp, knobs, Flag, false, "mr_per_qp", 22, "mr-per-qp", 0, 1, true,                                        \
     "each QP its own memory regions (local and remote keys), both sides (perftest's --mr_per_qp) (--mr-per-qp 0,1 " \
-    "sweeps both)")
+    "sweeps both)")                                                                                                 \
+  /* UD: SEND only, one packet per message (size at most the path MTU), losses counted */                          \
+  X(transport, knobs, Transport, Transport::Rc, "transport", 20, "transport", 0, 1, true,                            \
+    "rc (reliable connection, default) or ud (unreliable datagram: SEND only, messages up to the path MTU, "        \
+    "sent, received and lost counted) (perftest's -c RC/UD)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;
 // hi for a knob bounded only by its type.
 constexpr uint64_t kKnobNoMax = std::numeric_limits<uint64_t>::max();
 
-enum class KnobKind : uint8_t { Op, Mode, Scope, Count, Bytes, Inline, Flag };
+enum class KnobKind : uint8_t { Op, Mode, Scope, Transport, Count, Bytes, Inline, Flag };
 
-// Kinds whose values are names (Op, Mode, Scope): sweeps and JSON hold the names.
+// Kinds whose values are names (Op, Mode, Scope, Transport): sweeps and JSON hold the names.
 bool named_kind(KnobKind kind);
 uint64_t parse_named(KnobKind kind, const std::string& name);  // ConfigError for an unknown name
 const char* named_value(KnobKind kind, uint64_t v);
@@ -110,6 +114,7 @@ const char* named_value(KnobKind kind, uint64_t v);
 #define RDMASWEEP_KNOB_TYPE_Op Op
 #define RDMASWEEP_KNOB_TYPE_Mode Mode
 #define RDMASWEEP_KNOB_TYPE_Scope CqScope
+#define RDMASWEEP_KNOB_TYPE_Transport Transport
 #define RDMASWEEP_KNOB_TYPE_Count uint32_t
 #define RDMASWEEP_KNOB_TYPE_Bytes uint64_t
 #define RDMASWEEP_KNOB_TYPE_Inline uint32_t

@@ -259,7 +259,8 @@ LoopStats follow_threads(PointResources& res, const RunControl& ctl, const Place
         expected.assign(nqp, 0);
     };
     TestResources& lane = res.lane(t);
-    parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup) : run_lat_responder(lane, &finished, lc, w.warmup);
+    parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup, &finished)
+                        : run_lat_responder(lane, &finished, lc, w.warmup);
   });
   LoopStats st;
   for (LoopStats& p : parts) {

@@ -20,6 +20,7 @@ namespace rdmasweep {
 struct RunControl {
   const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
   std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
+  const char* idle_hint = "the peer is gone or stuck";  // what that timeout's message says happened
   // Called every few thousand empty polls; may throw to abort, or update the targets
   // of a receiving loop (the peer's DONE message in duration mode).
   std::function<void()> on_idle;
@@ -61,8 +62,10 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
 // every QP. `expected` may grow or be set by ctl.on_idle (duration mode). Its CPU
 // window starts when `warmup` messages arrived on every QP (the client measures
 // only after its warm-up completed on all QPs).
+// UD (`sender_done` set once the sender's DONE is in): messages may be lost, so after
+// DONE it ends on what arrived once nothing more has for a second.
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
-                          uint64_t warmup = 0);
+                          uint64_t warmup = 0, const bool* sender_done = nullptr);
 
 // Latency initiator: `warmup` then `iters` round trips per QP (or round trips for
 // `duration` seconds, when > 0), one in flight per QP. Each QP measures its own

@@ -70,6 +70,15 @@ void SendWrs::set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t
   }
 }
 
+void SendWrs::set_datagram(uint32_t qp, ibv_ah* ah, uint32_t remote_qpn, uint32_t qkey) {
+  for (uint32_t k = 0; k < per_qp; ++k) {
+    ibv_send_wr& w = wr[static_cast<size_t>(qp) * per_qp + k];
+    w.wr.ud.ah = ah;
+    w.wr.ud.remote_qpn = remote_qpn;
+    w.wr.ud.remote_qkey = qkey;
+  }
+}
+
 SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
   SendWrs w(static_cast<uint32_t>(r.qps.size()), post_list, opcode, base_flags);
   for (uint32_t q = 0; q < r.qps.size(); ++q) {
@@ -79,6 +88,7 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
     char* local = into_rx ? r.rx_region(q) : r.tx_region(q);
     w.set_buffers(q, reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(r.cfg.work.size),
                   into_rx ? r.rx_lkey(q) : r.tx_lkey(q), r.remote.rx_region(q), r.remote.rkey_of(q));
+    if (q < r.ah.size()) w.set_datagram(q, r.ah[q].get(), r.peer_qpn[q], verbs::kUdQkey);
   }
   return w;
 }
@@ -148,8 +158,8 @@ void IdleWatch::check() {
     last_progress_ = now;
     progressed_ = false;
   } else if (now - last_progress_ > ctl_.idle_timeout) {
-    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) +
-                     " s: the peer is gone or stuck (raise --timeout if the link is just slow)");
+    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) + " s: " +
+                     ctl_.idle_hint + " (raise --timeout if the link is just slow)");
   }
 }
 

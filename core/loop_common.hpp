@@ -72,6 +72,8 @@ struct SendWrs {
   SendWrs(const SendWrs&) = delete;
   // Points QP q's WRs at a local buffer and, for RDMA WRITE/READ, the peer's.
   void set_buffers(uint32_t qp, uint64_t local, uint32_t length, uint32_t lkey, uint64_t remote, uint32_t rkey);
+  // UD: QP q's WRs go to the peer's QP `remote_qpn` through `ah`.
+  void set_datagram(uint32_t qp, ibv_ah* ah, uint32_t remote_qpn, uint32_t qkey);
   ibv_send_wr* chain(uint32_t qp) { return &wr[static_cast<size_t>(qp) * per_qp]; }
 };
 

@@ -75,6 +75,11 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("total_bytes_per_second", f[0].second + rb);
     f.emplace_back("total_items_per_second", f[1].second + rm);
   }
+  if (r.datagram) {  // UD may lose messages: what the peer got of what was sent, warm-up included
+    f.emplace_back("messages_sent", static_cast<double>(r.sent));
+    f.emplace_back("messages_received", static_cast<double>(r.received));
+    f.emplace_back("messages_lost", static_cast<double>(r.sent - std::min(r.sent, r.received)));
+  }
   f.emplace_back("cpu_seconds", r.cpu_seconds);
   f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);

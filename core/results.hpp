@@ -53,6 +53,9 @@ struct PointResult {
   // setup and after the result, outside the measured window), when its device has them.
   bool has_client_counters = false, has_server_counters = false;
   CounterValues client_counters, server_counters;
+  // UD: messages sent (warm-up included) and received by the peer, all QPs; lost = the difference.
+  bool datagram = false;
+  uint64_t sent = 0, received = 0;
   Timeline timeline;        // --interval: messages (lat: round trips) over the measured window
   // The measured window on the steady clock (threads' windows combine into the point's).
   std::chrono::steady_clock::time_point began{}, ended{};

@@ -12,11 +12,12 @@
 
 namespace rdmasweep {
 
-// Op, Mode and Scope axes hold names as the file gives them; the others numbers (a Flag 0 or
+// Op, Mode, Scope and Transport axes hold names as the file gives them; the others numbers (a Flag 0 or
 // 1, inline "auto" as kInlineAuto).
 #define RDMASWEEP_AXIS_TYPE_Op std::string
 #define RDMASWEEP_AXIS_TYPE_Mode std::string
 #define RDMASWEEP_AXIS_TYPE_Scope std::string
+#define RDMASWEEP_AXIS_TYPE_Transport std::string
 #define RDMASWEEP_AXIS_TYPE_Count uint64_t
 #define RDMASWEEP_AXIS_TYPE_Bytes uint64_t
 #define RDMASWEEP_AXIS_TYPE_Inline uint64_t
@@ -24,6 +25,7 @@ namespace rdmasweep {
 inline std::string axis_default(Op o) { return to_string(o); }
 inline std::string axis_default(Mode m) { return to_string(m); }
 inline std::string axis_default(CqScope s) { return to_string(s); }
+inline std::string axis_default(Transport t) { return to_string(t); }
 inline uint64_t axis_default(uint64_t v) { return v; }
 
 // One axis per knob of the table (core/knobs.hpp), holding its default alone.

@@ -55,6 +55,9 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
   if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
     throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
+  // A mesh flow's receiver holds its sender to exact counts; UD's losses are the client's to count.
+  for (const std::string& t : m.spec.transport)
+    if (t != "rc") throw cli::UsageError("--transport " + t + ": mesh runs RC only; measure UD with rdmasweep client");
   if (m.pattern != Pattern::Pairs) {
     // Latency is a property of one link: it is measured by pairs. A sweep that also
     // has bandwidth points (configs/quick.json) runs those and says what it left out.

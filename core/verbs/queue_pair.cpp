@@ -10,7 +10,7 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   ibv_qp_init_attr init{};
   init.send_cq = cq.get();
   init.recv_cq = cq.get();
-  init.qp_type = IBV_QPT_RC;
+  init.qp_type = caps.ud ? IBV_QPT_UD : IBV_QPT_RC;
   init.sq_sig_all = 0;  // the loops choose which WRs are signaled
   init.cap.max_send_wr = caps.max_send_wr;
   init.cap.max_recv_wr = caps.max_recv_wr;
@@ -19,17 +19,19 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   init.cap.max_inline_data = caps.max_inline;
   init.srq = caps.srq;
   ibv_qp* qp = ibv_create_qp(pd.get(), &init);
+  const std::string what = std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC");
   if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
     int err = errno;
-    throw Error("ibv_create_qp(RC, max_inline " + std::to_string(caps.max_inline) + ") failed: " +
-                    describe_errno(err) + ": the device does not support that much inline data; lower --inline-size",
+    throw Error(what + ", max_inline " + std::to_string(caps.max_inline) + ") failed: " + describe_errno(err) +
+                    ": the device does not support that much inline data; lower --inline-size",
                 err);
   }
   qp_ = Handle<ibv_qp, ibv_destroy_qp>(
-      check_ptr(qp, "ibv_create_qp(RC, max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
+      check_ptr(qp, what + ", max_send_wr " + std::to_string(caps.max_send_wr) + ", max_recv_wr " +
                         std::to_string(caps.max_recv_wr) + ", max_inline " + std::to_string(caps.max_inline) + ")"),
       "ibv_destroy_qp");
   max_inline_ = init.cap.max_inline_data;
+  ud_ = caps.ud;
 }
 
 static const char* qp_state_name(ibv_qp_state s) {
@@ -48,6 +50,7 @@ static const char* qp_state_name(ibv_qp_state s) {
 std::string QueuePair::describe() const {
   ibv_qp_attr a{};
   ibv_qp_init_attr init{};
+  if (ud_) return describe_ud();
   int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
              IBV_QP_RNR_RETRY | IBV_QP_AV | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
   if (int rc = ibv_query_qp(qp_.get(), &a, mask, &init); rc != 0)
@@ -61,6 +64,19 @@ std::string QueuePair::describe() const {
                 a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic, a.ah_attr.grh.sgid_index,
                 a.ah_attr.grh.traffic_class, a.ah_attr.sl, a.ah_attr.grh.flow_label, init.cap.max_send_wr,
                 init.cap.max_recv_wr, init.cap.max_inline_data);
+  return b;
+}
+
+// UD QPs have no peer, path or retries of their own: each send's address handle says where.
+std::string QueuePair::describe_ud() const {
+  ibv_qp_attr a{};
+  ibv_qp_init_attr init{};
+  if (int rc = ibv_query_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_QKEY | IBV_QP_SQ_PSN, &init); rc != 0)
+    return "UD qpn " + std::to_string(qpn()) + ": ibv_query_qp failed: " + describe_errno(rc);
+  char b[300];
+  std::snprintf(b, sizeof b, "UD qpn %u: state %s, qkey 0x%x, sq psn %u, max send wr %u, max recv wr %u, max inline %u",
+                qpn(), qp_state_name(a.qp_state), a.qkey, a.sq_psn, init.cap.max_send_wr, init.cap.max_recv_wr,
+                init.cap.max_inline_data);
   return b;
 }
 
@@ -112,6 +128,27 @@ void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
                          IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                              IBV_QP_MAX_QP_RD_ATOMIC),
            "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTS)");
+}
+
+void QueuePair::to_init_ud(uint8_t port) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = port;
+  a.qkey = kUdQkey;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+           "ibv_modify_qp(UD qpn " + std::to_string(qpn()) + ", INIT, port " + std::to_string(port) + ")");
+}
+
+void QueuePair::to_rts_ud(uint32_t psn) {
+  const std::string name = "ibv_modify_qp(UD qpn " + std::to_string(qpn());
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE), name + ", RTR)");
+  a = ibv_qp_attr{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = psn;
+  check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_SQ_PSN), name + ", RTS)");
 }
 
 }  // namespace rdmasweep::verbs

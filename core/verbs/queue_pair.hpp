@@ -1,4 +1,5 @@
-// One reliable-connection queue pair and its state transitions RESET->INIT->RTR->RTS.
+// One queue pair, reliable connection (RC) or unreliable datagram (UD), and its state
+// transitions RESET->INIT->RTR->RTS.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,11 @@ struct QpCaps {
   uint32_t max_recv_wr = 512;
   uint32_t max_inline = 0;
   ibv_srq* srq = nullptr;  // receives come from this shared queue instead of the QP's own
+  bool ud = false;         // IBV_QPT_UD instead of IBV_QPT_RC
 };
+
+// The Q_Key of every UD QP (perftest's DEF_QKEY): a datagram carrying another is dropped.
+constexpr uint32_t kUdQkey = 0x11111111;
 
 // What the local QP needs to know about its peer to reach RTR.
 struct PeerAddress {
@@ -40,6 +45,7 @@ class QueuePair {
   ibv_qp* get() const { return qp_.get(); }
   uint32_t qpn() const { return qp_.get()->qp_num; }
   uint32_t max_inline() const { return max_inline_; }
+  bool ud() const { return ud_; }
 
   // One line with the QP's state and key attributes (ibv_query_qp), for --verbose.
   std::string describe() const;
@@ -47,10 +53,16 @@ class QueuePair {
   void to_init(uint8_t port, int access_flags);
   void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);
   void to_rts(uint32_t psn, uint8_t max_rd_atomic);
+  // UD: INIT with kUdQkey; RTR and RTS with no peer (each send WR names its own).
+  void to_init_ud(uint8_t port);
+  void to_rts_ud(uint32_t psn);
 
  private:
+  std::string describe_ud() const;
+
   Handle<ibv_qp, ibv_destroy_qp> qp_;
   uint32_t max_inline_ = 0;
+  bool ud_ = false;
 };
 
 }  // namespace rdmasweep::verbs

@@ -57,10 +57,12 @@ tclass_on_wire() {
 
 # 8. (last) rdmasweep hunt with a planted anomaly.
 source "$here/hunt-b.sh"
-# RDMASWEEP_TWOHOST_ONLY=hunt or =tclass runs that test alone.
+# 9. UD (tests/twohost/ud.sh).
+source "$here/ud.sh"
+# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass or =ud runs that test alone.
 case ${RDMASWEEP_TWOHOST_ONLY:-} in
-  hunt | tclass)
-    if [[ $RDMASWEEP_TWOHOST_ONLY == hunt ]]; then hunt_planted; else tclass_on_wire; fi
+  hunt | tclass | ud)
+    case $RDMASWEEP_TWOHOST_ONLY in hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; esac
     echo "two-host tests: $fails failure(s)"
     exit $((fails > 0))
     ;;
@@ -141,6 +143,10 @@ ask clear
 
 # 7. --tclass on the wire (tclass_on_wire, above).
 tclass_on_wire
+
+# 9. (before the hunt, which runs last) UD: exact counts on the clean link, losses
+# counted, a lost ping said so.
+ud_checks
 
 hunt_planted
 echo "two-host tests: $fails failure(s)"

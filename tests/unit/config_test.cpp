@@ -201,6 +201,45 @@ TEST(Config, AtomicsAreEightByteRoundTripsWithoutInline) {
   EXPECT_THROW(parse_op("xor"), ConfigError);
 }
 
+TEST(Config, UdCarriesSendOnlyAndSaysWhich) {
+  TestConfig c;
+  c.knobs.transport = Transport::Ud;
+  EXPECT_EQ(error_of(c), "");  // SEND: fine (the size is checked against the device's MTU later)
+  for (Op op : {Op::Write, Op::Read}) {
+    c.work.op = op;
+    EXPECT_EQ(error_of(c), std::string("transport: ud carries SEND only; --op ") + to_string(op) +
+                               " needs --transport rc");
+  }
+}
+
+TEST(Config, UdMessageOverTheGivenMtuIsRefusedNamingTheLimit) {
+  TestConfig c;
+  c.knobs.transport = Transport::Ud;
+  c.knobs.mtu = 1024;
+  c.work.size = 1024;
+  EXPECT_EQ(error_of(c), "");
+  c.work.size = 8192;
+  EXPECT_EQ(error_of(c), "size: 8192 is over the UD limit of 1024 bytes (the path MTU, --mtu): a UD message is one "
+                         "packet; lower --size or raise --mtu");
+  c.knobs.transport = Transport::Rc;  // RC splits a message into packets
+  EXPECT_EQ(error_of(c), "");
+}
+
+TEST(Config, UdNamesAndParsesItsTransportAndLeavesRcNamesAlone) {
+  TestConfig c;
+  const std::string rc = point_name(c);
+  EXPECT_EQ(rc.find("transport"), std::string::npos);
+  c.knobs.transport = Transport::Ud;
+  EXPECT_EQ(point_name(c), rc + "/transport:ud");
+  EXPECT_EQ(parse_transport("ud"), Transport::Ud);
+  EXPECT_EQ(parse_transport("rc"), Transport::Rc);
+  EXPECT_THROW(parse_transport("uc"), ConfigError);
+  nlohmann::json j = c;
+  EXPECT_EQ(j["transport"], "ud");
+  TestConfig back = j.get<TestConfig>();
+  EXPECT_EQ(back.knobs.transport, Transport::Ud);
+}
+
 TEST(Config, ParsesSizesWithUnits) {
   EXPECT_EQ(parse_size("64"), 64u);
   EXPECT_EQ(parse_size("4k"), 4096u);

@@ -33,6 +33,7 @@ uint64_t other_value(const Knob& k) {
     case KnobKind::Op:
     case KnobKind::Mode:
     case KnobKind::Scope:
+    case KnobKind::Transport:
     case KnobKind::Flag: return k.def == 0 ? 1 : 0;
     case KnobKind::Inline: return k.def == kInlineAuto ? 64 : kInlineAuto;
     default: return k.def == 0 ? std::min<uint64_t>(k.hi, 1u << 20) : k.def + 1;
@@ -182,7 +183,7 @@ TEST(Knobs, EachFlagSetsItForTheClient) {
 
 TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
   for (const Knob& k : knobs()) {
-    if (!k.loop) continue;
+    if (!k.loop || k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
     uint64_t v = other_value(k);
     auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
     if (std::string(k.key) == "bidir") {  // a mesh flow's far end only answers: refused, naming what to use
@@ -196,6 +197,17 @@ TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
     }
     mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
     EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
+  }
+}
+
+TEST(Knobs, TheMeshRefusesUdInOneLine) {
+  auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+  EXPECT_EQ(parse(p, {"mesh", "--transport", "rc"}).spec.transport, std::vector<std::string>{"rc"});
+  try {
+    parse(p, {"mesh", "--transport", "rc,ud"});
+    ADD_FAILURE() << "--transport ud accepted by the mesh";
+  } catch (const cli::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--transport ud: mesh runs RC only; measure UD with rdmasweep client");
   }
 }
 

@@ -88,6 +88,26 @@ TEST(Results, BandwidthPointHasNoLatencyFigures) {
   for (auto& [k, v] : figures(r)) EXPECT_EQ(k.rfind("lat_", 0), std::string::npos) << k;
 }
 
+TEST(Results, UdPointCountsSentReceivedAndLost) {
+  PointResult r;
+  r.seconds = 1;
+  r.messages = 10;
+  auto has = [](const PointResult& p, const std::string& key) {
+    for (auto& [k, v] : figures(p))
+      if (k == key) return true;
+    return false;
+  };
+  EXPECT_FALSE(has(r, "messages_lost"));  // RC: no loss to count
+  r.datagram = true;
+  r.sent = 110;
+  r.received = 107;
+  std::map<std::string, double> f;
+  for (auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_EQ(f.at("messages_sent"), 110);
+  EXPECT_EQ(f.at("messages_received"), 107);
+  EXPECT_EQ(f.at("messages_lost"), 3);
+}
+
 TEST(Results, AtomicWriteReplacesTheFileByRename) {
   std::string dir = temp_dir();
   std::string path = dir + "/r.json";

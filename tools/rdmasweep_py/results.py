@@ -83,6 +83,7 @@ KNOBS = {
     "hugepages": ("huge", False),  # buffers on 2 MiB huge pages
     "bidir": ("bidir", False),  # bandwidth both ways at once
     "mr_per_qp": ("mr_per_qp", False),  # each QP its own memory regions
+    "transport": ("transport", "rc"),  # rc or ud (SEND only; sent, received and lost counted)
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
@@ -151,7 +152,7 @@ def params_from_config(cfg, name=""):
             if v is True:
                 knobs[tag] = True
         elif v != default:
-            if isinstance(default, str) and default != "auto":  # a name kind (cq_scope)
+            if isinstance(default, str) and default != "auto":  # a name kind (cq_scope, transport)
                 if not isinstance(v, str):
                     return None
                 knobs[tag] = v
