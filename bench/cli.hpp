@@ -42,6 +42,8 @@ struct ClientOptions : Common {
   std::string clock = "auto";  // latency timestamps: auto, tsc, system
   double interval = -1;        // --interval seconds; -1: 0.1 in duration mode, off otherwise
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
+  bool cm = false;          // --cm: connect the QPs with RDMA-CM
+  std::string cm_address;   // --cm-address: the server's RDMA address (default: host)
 };
 
 struct ServerOptions : Common {

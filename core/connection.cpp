@@ -228,14 +228,7 @@ void TestResources::connect(const control::Endpoint& peer) {
   pa.use_gid = dev.is_ethernet() || pa.lid == 0;
   if (!gid_from_string(peer.gid, &pa.gid)) throw Error("peer sent an invalid GID '" + peer.gid + "'");
   pa.sgid_index = static_cast<uint8_t>(gid.index);
-  pa.mtu = static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu));
-  if (cfg.knobs.mtu != 0) {
-    const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
-    if (want > pa.mtu)
-      throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
-                  std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
-    pa.mtu = want;
-  }
+  pa.mtu = path_mtu(static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu)));
   pa.traffic_class = static_cast<uint8_t>(cfg.knobs.tclass);
   pa.sl = static_cast<uint8_t>(cfg.knobs.sl);
   pa.flow_label = cfg.knobs.flow_label;
@@ -246,7 +239,19 @@ void TestResources::connect(const control::Endpoint& peer) {
     qps[i].to_rts(psn[i], rd_atomic);
   }
   set_remote(peer);
+  post_receives();
+}
 
+ibv_mtu TestResources::path_mtu(ibv_mtu path) const {
+  if (cfg.knobs.mtu == 0) return path;
+  const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
+  if (want > path)
+    throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
+                std::to_string(verbs::mtu_bytes(path)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
+  return want;
+}
+
+void TestResources::post_receives() {
   if (!posts_receives(cfg, role)) return;
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
   if (uses_srq(cfg, role)) {

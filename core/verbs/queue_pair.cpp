@@ -114,4 +114,8 @@ void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
            "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTS)");
 }
 
+void QueuePair::modify(ibv_qp_attr& attr, int mask, const char* state) {
+  check_rc(ibv_modify_qp(qp_.get(), &attr, mask), "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", " + state + ", from rdma_cm)");
+}
+
 }  // namespace rdmasweep::verbs

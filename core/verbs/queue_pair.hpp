@@ -47,6 +47,8 @@ class QueuePair {
   void to_init(uint8_t port, int access_flags);
   void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);
   void to_rts(uint32_t psn, uint8_t max_rd_atomic);
+  // A transition with attributes from elsewhere (RDMA-CM's rdma_init_qp_attr).
+  void modify(ibv_qp_attr& attr, int mask, const char* state);
 
  private:
   Handle<ibv_qp, ibv_destroy_qp> qp_;
