@@ -98,7 +98,7 @@ void CmLinks::connect_all(PointResources& res, const std::string& host, uint16_t
   }
 }
 
-void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout) {
+void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout, const std::function<void()>& idle) {
   std::vector<std::pair<uint32_t, uint32_t>> where;  // global QP index -> (lane, QP)
   for (uint32_t t = 0; t < res.threads(); ++t)
     for (uint32_t q = 0; q < res.lane(t).qps.size(); ++q) where.emplace_back(t, q);
@@ -107,7 +107,8 @@ void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout)
   while (established < where.size()) {
     verbs::CmEvent e = channel_.next(timeout, "rdma_cm: the client connected " + std::to_string(accepted) + " of " +
                                                   std::to_string(where.size()) + " QPs, then nothing came within " +
-                                                  seconds_text(timeout));
+                                                  seconds_text(timeout),
+                                     idle);
     if (e.type == RDMA_CM_EVENT_ESTABLISHED) {
       ++established;
       continue;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,9 @@ class CmLinks {
   uint16_t listen();
   // Client: connects every QP of `res` (lane order) to host:port; each step within `timeout`.
   void connect_all(PointResources& res, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
-  // Server: accepts one connection per QP of `res`, waiting at most `timeout` for each event.
-  void accept_all(PointResources& res, std::chrono::milliseconds timeout);
+  // Server: accepts one connection per QP of `res`, waiting at most `timeout` for each
+  // event; `idle` runs while it waits (the control channel: a client that gave up).
+  void accept_all(PointResources& res, std::chrono::milliseconds timeout, const std::function<void()>& idle = {});
 
  private:
   verbs::CmChannel channel_;

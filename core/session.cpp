@@ -281,7 +281,13 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
   }
   ch.send(MsgType::SetupOk, control::to_json(mine));
   if (by_cm) {
-    res->cm->accept_all(*res, opt.timeout);
+    res->cm->accept_all(*res, opt.timeout, [&ch] {
+      // The client speaks now only when it gave up (it failed to connect, or was interrupted).
+      if (auto m = ch.try_recv()) {
+        if (m->type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m->body));
+        throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
+      }
+    });
     for (uint32_t t = 0; t < res->threads(); ++t) res->lane(t).post_receives();
     log_qps(*res, "server", opt.verbose);
   }

@@ -21,7 +21,8 @@ CmChannel::CmChannel()
   check_errno(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1 ? -1 : 0, "fcntl(rdma_cm event channel)");
 }
 
-CmEvent CmChannel::next(std::chrono::milliseconds timeout, const std::string& on_timeout) {
+CmEvent CmChannel::next(std::chrono::milliseconds timeout, const std::string& on_timeout,
+                        const std::function<void()>& idle) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     rdma_cm_event* e = nullptr;
@@ -40,8 +41,9 @@ CmEvent CmChannel::next(std::chrono::milliseconds timeout, const std::string& on
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) check_errno(-1, "rdma_get_cm_event");
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) throw Error(on_timeout, ETIMEDOUT);
+    if (idle) idle();
     pollfd p{ch_.get()->fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) < 0 && errno != EINTR)
+    if (poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), idle ? 100 : 1000))) < 0 && errno != EINTR)
       check_errno(-1, "poll(rdma_cm event channel)");
   }
 }
@@ -81,19 +83,17 @@ void CmId::resolve(CmChannel& ch, const std::string& host, uint16_t port, std::c
   sockaddr_storage dst = address_of(host, port);
   const std::string unreachable = "rdma_cm: could not resolve " + host + " within " + seconds_text(timeout) +
                                   ": no RDMA device routes to it (check the address and that the interface has an "
-                                  "RDMA device)";
+                                  "RDMA device; --cm needs the server's address on its RDMA interface)";
   const int ms = static_cast<int>(std::min<int64_t>(timeout.count(), 1 << 30));
   if (rdma_resolve_addr(id_.get(), nullptr, reinterpret_cast<sockaddr*>(&dst), ms) != 0)
     throw Error(unreachable + ": " + std::strerror(errno), errno);
   CmEvent e = ch.next(timeout + std::chrono::seconds(1), unreachable);
   if (e.type != RDMA_CM_EVENT_ADDR_RESOLVED)
     throw Error(unreachable + ": " + cm_event_name(e.type) + (e.status ? std::string(", ") + std::strerror(-e.status) : ""));
-  const std::string no_route = "rdma_cm: no route to " + host + " within " + seconds_text(timeout) +
-                               " (check the address and the RDMA interface's routing)";
-  if (rdma_resolve_route(id_.get(), ms) != 0) throw Error(no_route + ": " + std::strerror(errno), errno);
-  e = ch.next(timeout + std::chrono::seconds(1), no_route);
+  if (rdma_resolve_route(id_.get(), ms) != 0) throw Error(unreachable + ": " + std::strerror(errno), errno);
+  e = ch.next(timeout + std::chrono::seconds(1), unreachable);
   if (e.type != RDMA_CM_EVENT_ROUTE_RESOLVED)
-    throw Error(no_route + ": " + cm_event_name(e.type) + (e.status ? std::string(", ") + std::strerror(-e.status) : ""));
+    throw Error(unreachable + ": " + cm_event_name(e.type) + (e.status ? std::string(", ") + std::strerror(-e.status) : ""));
 }
 
 void CmId::listen_any() {

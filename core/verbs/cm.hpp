@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/verbs/errors.hpp"
@@ -36,7 +37,9 @@ class CmChannel {
   CmChannel();
   rdma_event_channel* get() const { return ch_.get(); }
   // The next event, or throws Error(`on_timeout`) when none comes within `timeout`.
-  CmEvent next(std::chrono::milliseconds timeout, const std::string& on_timeout);
+  // `idle`, when set, runs about every 100 ms while it waits (it throws to give up).
+  CmEvent next(std::chrono::milliseconds timeout, const std::string& on_timeout,
+               const std::function<void()>& idle = {});
 
  private:
   Handle<rdma_event_channel, destroy_event_channel> ch_;
