@@ -212,6 +212,8 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   all.add_options()
     ("bind", po::value(&s.bind), "address to listen on (default: all addresses)")
     ("once", "serve one client, then exit")
+    ("cm,R", po::bool_switch(&s.cm), "serve only clients that connect their QPs with RDMA-CM (client --cm); "
+     "without it the server follows each client's choice")
     ("help,h", "this help");
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {

@@ -49,6 +49,7 @@ struct ClientOptions : Common {
 struct ServerOptions : Common {
   std::string bind;  // empty: all addresses
   bool once = false;
+  bool cm = false;   // --cm: serve only clients whose QPs connect with RDMA-CM
 };
 
 struct DoctorOptions : Common {

@@ -2,6 +2,7 @@
 // address on its RDMA interface, the sweep still runs over the control channel, and
 // every message is counted exactly as without --cm.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -155,6 +156,27 @@ TEST_F(Cm, UnroutableOrUnreachableAddressEndsInOneLine) {
   EXPECT_LT(took, 3 + 5) << both(o);
   EXPECT_NE(o.err.find("192.0.2.99"), std::string::npos) << both(o);
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+}
+
+// `rdmasweep server --cm` (perftest's -R on both sides): it refuses a client that
+// would exchange QP data, in one line, and serves a --cm client.
+TEST_F(Cm, ServerWithCmServesOnlyCmClients) {
+  std::unique_ptr<Process> server;
+  std::string port = start_server(&server, RDMASWEEP_BIN, 120s, {"--cm"});
+  ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", port, "--no-progress", "-n", "10", "--out",
+                   dir_ + "/x.json"},
+                  60s);
+  EXPECT_NE(o.code, 0) << both(o);
+  EXPECT_NE(o.err.find("this server was started with --cm"), std::string::npos) << both(o);
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+  o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", port, "--no-progress", "-R", "--cm-address", addr_, "--op",
+           "read", "-q", "3", "-s", "1024", "-n", "40", "--out", dir_ + "/y.json"},
+          120s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  expect_exact(load_json(dir_ + "/y.json")["benchmarks"][0], 3, 40);
+  server->signal(SIGTERM);
+  server->wait(10s);
 }
 
 }  // namespace rdmasweep::test

@@ -191,6 +191,8 @@ TEST(Knobs, CmOptionsOfTheClient) {
   EXPECT_FALSE(parse(cli::parse_client, {"client", "host"}).cm);
   EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--cm-address", "192.0.2.1"}), cli::UsageError);
   EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--cm", "-x", "1"}), cli::UsageError);
+  EXPECT_TRUE(parse(cli::parse_server, {"server", "-R"}).cm);
+  EXPECT_FALSE(parse(cli::parse_server, {"server"}).cm);
 }
 
 TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
