@@ -97,9 +97,11 @@ void CmId::resolve(CmChannel& ch, const std::string& host, uint16_t port, std::c
 }
 
 void CmId::listen_any() {
-  sockaddr_in any{};
-  any.sin_family = AF_INET;
-  check_errno(rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&any)), "rdma_bind_addr(0.0.0.0, any port)");
+  // The IPv6 wildcard takes IPv4 requests too (the id is not IPv6-only by default).
+  sockaddr_in6 any{};
+  any.sin6_family = AF_INET6;
+  any.sin6_addr = in6addr_any;
+  check_errno(rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&any)), "rdma_bind_addr([::], any port)");
   check_errno(rdma_listen(id_.get(), 64), "rdma_listen");
 }
 

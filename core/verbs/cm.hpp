@@ -56,7 +56,7 @@ class CmId {
   // rdma_resolve_addr then rdma_resolve_route to `host` (a name or address) port
   // `port`, each within `timeout`; one line naming the address on failure.
   void resolve(CmChannel& ch, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
-  // Listens on every address, on a port the kernel picks (port()).
+  // Listens on every address, IPv4 and IPv6, on a port the kernel picks (port()).
   void listen_any();
   uint16_t port() const;
 

@@ -3,9 +3,11 @@
 // every message is counted exactly as without --cm.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <thread>
@@ -156,6 +158,21 @@ TEST_F(Cm, UnroutableOrUnreachableAddressEndsInOneLine) {
   EXPECT_LT(took, 3 + 5) << both(o);
   EXPECT_NE(o.err.find("192.0.2.99"), std::string::npos) << both(o);
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+}
+
+// An IPv6 address: the server's listener takes IPv4 and IPv6 requests alike, and the
+// route's source GID is the IPv6 one. Lab only (it adds 2001:db8::1 to dummy0).
+TEST_F(Cm, Ipv6AddressConnects) {
+  if (addr_ != "192.0.2.1" || geteuid() != 0) GTEST_SKIP() << "needs the lab's dummy0, as root";
+  std::system("ip -6 addr add 2001:db8::1/64 dev dummy0 nodad 2>/dev/null");
+  std::this_thread::sleep_for(1s);  // the GID table follows the address
+  addr_ = "2001:db8::1";
+  Outcome o = client({"--op", "write,send", "-q", "2", "-s", "64", "-n", "100", "--out", dir_ + "/v6.json"});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(dir_ + "/v6.json");
+  EXPECT_EQ(r["context"]["connection"]["gid"], "2001:db8::1") << r["context"]["connection"].dump();
+  ASSERT_EQ(r["benchmarks"].size(), 2u);
+  for (const json& b : r["benchmarks"]) expect_exact(b, 2, 100);
 }
 
 // `rdmasweep server --cm` (perftest's -R on both sides): it refuses a client that
