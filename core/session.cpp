@@ -255,6 +255,20 @@ void ClientSession::close(const std::string& error) {
 
 // ---- server ----
 
+// --cm: accepts the client's RDMA-CM connection of every QP on the listener announced
+// in SETUP_OK, then posts the initial receives (before READY, as connect() does).
+static void accept_by_cm(PointResources& res, control::Channel& ch, const SessionOptions& opt) {
+  res.cm->accept_all(res, opt.timeout, [&ch] {
+    // The client speaks now only when it gave up (it failed to connect, or was interrupted).
+    if (auto m = ch.try_recv()) {
+      if (m->type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m->body));
+      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
+    }
+  });
+  for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
+  log_qps(res, "server", opt.verbose);
+}
+
 // `res` holds the previous point's resources, reused when the client asks. Sets up
 // (or retargets) and connects this point's QPs, every thread's.
 static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
@@ -280,17 +294,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
     mine[0].cm_port = res->cm->listen();
   }
   ch.send(MsgType::SetupOk, control::to_json(mine));
-  if (by_cm) {
-    res->cm->accept_all(*res, opt.timeout, [&ch] {
-      // The client speaks now only when it gave up (it failed to connect, or was interrupted).
-      if (auto m = ch.try_recv()) {
-        if (m->type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m->body));
-        throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
-      }
-    });
-    for (uint32_t t = 0; t < res->threads(); ++t) res->lane(t).post_receives();
-    log_qps(*res, "server", opt.verbose);
-  }
+  if (by_cm) accept_by_cm(*res, ch, opt);
   std::vector<control::Endpoint> peer =
       control::endpoints_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.knobs.threads, cfg.work.qps);
   if (req.reuse || by_cm) {
