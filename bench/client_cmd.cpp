@@ -180,12 +180,10 @@ int client_main(int argc, char** argv) {
   check_writable(o.out);
   std::optional<CmRoute> route;
   if (o.cm) {
-    // The device and port the server's address routes to, before any is opened.
+    // The device the server's address routes to, before any is opened (--ib-port,
+    // default 1, must be its port too).
     route = resolve_cm_route(o.cm_address, std::chrono::seconds(o.timeout_s));
-    if (o.fabric.device.empty()) {
-      o.fabric.device = route->device;
-      o.fabric.port = route->port;
-    }
+    if (o.fabric.device.empty()) o.fabric.device = route->device;
     check_cm_device(*route, o.fabric.device, o.fabric.port);
   }
   LocalFabric fabric = LocalFabric::open(o.fabric);

@@ -160,6 +160,19 @@ TEST_F(Cm, UnroutableOrUnreachableAddressEndsInOneLine) {
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
 }
 
+// --device or --ib-port other than the ones the address routes to: refused in one
+// line naming the route's device and port, before anything is opened.
+TEST_F(Cm, DeviceOtherThanTheRoutesIsRefusedInOneLine) {
+  for (std::vector<std::string> other : {std::vector<std::string>{"-d", "nosuchdev0"}, {"--ib-port", "2"}}) {
+    other.insert(other.end(), {"--out", dir_ + "/x.json"});
+    Outcome o = client(other, 60s);
+    EXPECT_NE(o.code, 0) << both(o);
+    EXPECT_NE(o.err.find("rdma_cm: " + addr_ + " is reached through "), std::string::npos) << both(o);
+    EXPECT_NE(o.err.find("give --device"), std::string::npos) << both(o);
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+  }
+}
+
 // An IPv6 address: the server's listener takes IPv4 and IPv6 requests alike, and the
 // route's source GID is the IPv6 one. Lab only (it adds 2001:db8::1 to dummy0).
 TEST_F(Cm, Ipv6AddressConnects) {
