@@ -123,6 +123,16 @@ void announce(const LocalFabric& fabric, const control::Hello& server, const std
                  fabric.dev.name().c_str(), fabric.counters.where().c_str());
 }
 
+// --cm: the device the server's address routes to, before any is opened (--device,
+// when given, and --ib-port, default 1, must be the route's); none without --cm.
+std::optional<CmRoute> cm_route(cli::ClientOptions& o) {
+  if (!o.cm) return std::nullopt;
+  CmRoute route = resolve_cm_route(o.cm_address, std::chrono::seconds(o.timeout_s));
+  if (o.fabric.device.empty()) o.fabric.device = route.device;
+  check_cm_device(route, o.fabric.device, o.fabric.port);
+  return route;
+}
+
 // One Google Benchmark per point, each running it through the session; after a
 // failure that leaves client and server out of step (or an interrupt), the rest are
 // recorded as not run. QPs are created once per shape and reused across sizes.
@@ -178,14 +188,7 @@ int client_main(int argc, char** argv) {
     throw cli::UsageError(e.what());
   }
   check_writable(o.out);
-  std::optional<CmRoute> route;
-  if (o.cm) {
-    // The device the server's address routes to, before any is opened (--ib-port,
-    // default 1, must be its port too).
-    route = resolve_cm_route(o.cm_address, std::chrono::seconds(o.timeout_s));
-    if (o.fabric.device.empty()) o.fabric.device = route->device;
-    check_cm_device(*route, o.fabric.device, o.fabric.port);
-  }
+  const std::optional<CmRoute> route = cm_route(o);
   LocalFabric fabric = LocalFabric::open(o.fabric);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
