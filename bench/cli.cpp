@@ -1,5 +1,7 @@
 #include "bench/cli.hpp"
 
+#include <algorithm>
+
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +155,10 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   }
   int gid = -1;
   po::options_description fabric = fabric_options(c, &gid);
+  fabric.add_options()
+    ("cm,R", po::bool_switch(&c.cm), "connect the QPs with RDMA-CM (librdmacm: resolve the server's address and "
+     "route, then rdma_connect) instead of exchanging QP data on the control channel; the GID comes from routing")
+    ("cm-address", po::value(&c.cm_address), "with --cm: the server's address on its RDMA interface (default: HOST)");
   po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
   std::map<std::string, std::string> axis;
   work.add_options()
@@ -182,6 +188,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   }
   finish_common(c, vm, gid);
   if (c.host.empty()) throw UsageError("client: give the server's host name or address (rdmasweep client HOST)");
+  if (!c.cm_address.empty() && !c.cm) throw UsageError("--cm-address needs --cm");
+  if (c.cm && gid != -1) throw UsageError("--gid-index and --cm exclude each other: with --cm the GID comes from routing");
+  if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
   if (axis.count("iters") && axis.count("duration"))
     throw UsageError("--iters and --duration exclude each other: give one");
   try {
@@ -191,6 +200,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
   }
+  // RDMA-CM here connects RC QPs; a UD QP has no connection to make.
+  if (c.cm && std::find(c.spec.transport.begin(), c.spec.transport.end(), "ud") != c.spec.transport.end())
+    throw UsageError("--cm connects RC QPs; UD QPs take no connection: drop --cm or use --transport rc");
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.cap_to_cq = cq_policy_caps(policy);
@@ -205,6 +217,8 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   all.add_options()
     ("bind", po::value(&s.bind), "address to listen on (default: all addresses)")
     ("once", "serve one client, then exit")
+    ("cm,R", po::bool_switch(&s.cm), "serve only clients that connect their QPs with RDMA-CM (client --cm); "
+     "without it the server follows each client's choice")
     ("help,h", "this help");
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {

@@ -42,11 +42,14 @@ struct ClientOptions : Common {
   std::string clock = "auto";  // latency timestamps: auto, tsc, system
   double interval = -1;        // --interval seconds; -1: 0.1 in duration mode, off otherwise
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
+  bool cm = false;          // --cm: connect the QPs with RDMA-CM
+  std::string cm_address;   // --cm-address: the server's RDMA address (default: host)
 };
 
 struct ServerOptions : Common {
   std::string bind;  // empty: all addresses
   bool once = false;
+  bool cm = false;   // --cm: serve only clients whose QPs connect with RDMA-CM
 };
 
 struct DoctorOptions : Common {

@@ -12,6 +12,7 @@
 #include "bench/commands.hpp"
 #include "bench/reporter.hpp"
 #include "core/clock.hpp"
+#include "core/cm_connect.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"
 
@@ -45,8 +46,17 @@ class Progress {
   Clock::time_point start_;
 };
 
+// How the QPs were connected: by RDMA-CM along `route` (--cm), or from the QP data
+// the sides exchange on the control channel.
+nlohmann::json connection_context(const std::optional<CmRoute>& route) {
+  if (!route) return {{"method", "qp_data"}};
+  return {{"method", "rdma_cm"}, {"address", route->address}, {"device", route->device},
+          {"port", route->port},  {"gid", route->gid}, {"gid_note", "the source GID comes from routing"}};
+}
+
 nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, const control::Hello& server,
-                            const std::vector<TestConfig>& sweep, const Placement& placement) {
+                            const std::vector<TestConfig>& sweep, const Placement& placement,
+                            const std::optional<CmRoute>& route) {
   const size_t points = sweep.size();
   uint32_t threads = 1;
   for (const TestConfig& p : sweep) threads = std::max(threads, p.knobs.threads);
@@ -74,6 +84,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"gid", gid_to_string(f.gid.gid)},
           {"gid_type", f.gid.type},
           {"peer_host", o.host},
+          {"connection", connection_context(route)},
           {"client", side(me)},
           {"server", side(server)},
           {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
@@ -110,6 +121,16 @@ void announce(const LocalFabric& fabric, const control::Hello& server, const std
   if (!fabric.counters.available())
     std::fprintf(stderr, "rdmasweep: %s has no port counters (%s): the results carry none from this side\n",
                  fabric.dev.name().c_str(), fabric.counters.where().c_str());
+}
+
+// --cm: the device the server's address routes to, before any is opened (--device,
+// when given, and --ib-port, default 1, must be the route's); none without --cm.
+std::optional<CmRoute> cm_route(cli::ClientOptions& o) {
+  if (!o.cm) return std::nullopt;
+  CmRoute route = resolve_cm_route(o.cm_address, std::chrono::seconds(o.timeout_s));
+  if (o.fabric.device.empty()) o.fabric.device = route.device;
+  check_cm_device(route, o.fabric.device, o.fabric.port);
+  return route;
 }
 
 // One Google Benchmark per point, each running it through the session; after a
@@ -167,6 +188,7 @@ int client_main(int argc, char** argv) {
     throw cli::UsageError(e.what());
   }
   check_writable(o.out);
+  const std::optional<CmRoute> route = cm_route(o);
   LocalFabric fabric = LocalFabric::open(o.fabric);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
@@ -176,6 +198,7 @@ int client_main(int argc, char** argv) {
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   so.interval = o.interval;
+  if (route) so.cm_address = route->address;
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
@@ -189,6 +212,9 @@ int client_main(int argc, char** argv) {
                         std::to_string(server_mtu) + " bytes (the server's active MTU): lower --size");
   }
   announce(fabric, session.server(), points, placement);
+  if (route)
+    std::fprintf(stderr, "rdmasweep: QPs connect with RDMA-CM to %s through %s port %u, source GID %s (from routing)\n",
+                 route->address.c_str(), route->device.c_str(), route->port, route->gid.c_str());
 
   PointStore store;
   std::string abort_reason;
@@ -203,7 +229,7 @@ int client_main(int argc, char** argv) {
 
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement), points, store, abort_reason,
+  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
                          width);
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
   session.close(abort_reason);

@@ -29,9 +29,13 @@ static void log_line(const std::string& s) {
 // Serves one client to its end; a failure is logged and, when it can be, told to it.
 // One client at a time holds the server (`busy`), so no one's measurement shares it
 // unasked; a client whose HELLO says `beside` (hunt's aggressor) is served alongside.
-static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOptions& so, std::atomic<bool>& busy) {
+static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOptions& so, bool cm_only,
+                      std::atomic<bool>& busy) {
   bool holds = false;
   auto admit = [&](const control::Hello& h) -> std::string {
+    if (cm_only && !h.cm)
+      return "this server was started with --cm: it serves only clients whose QPs connect with RDMA-CM (run the "
+             "client with --cm too)";
     if (h.beside) return "";
     if (busy.exchange(true))
       return "the server is busy: it serves one client at a time, and another client is running against it "
@@ -70,7 +74,8 @@ int server_main(int argc, char** argv) {
   if (o.verbose) so.verbose = log_line;
   log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(listener.port()) +
            ", device " + fabric.dev.name() + " port " + std::to_string(fabric.dev.port()) + ", GID index " +
-           std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")");
+           std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")" +
+           (o.cm ? "; only clients whose QPs connect with RDMA-CM (--cm)" : ""));
   log_line("threads of a point run on cores " + cpu_list_text(placement.cpus) + " (" + placement.source +
            (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
   if (!fabric.counters.available())
@@ -99,12 +104,12 @@ int server_main(int argc, char** argv) {
     reap(false);
     if (!ch) continue;
     if (o.once) {
-      serve_one(fabric, *ch, so, busy);
+      serve_one(fabric, *ch, so, o.cm, busy);
       break;
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    clients.push_back({std::thread([&fabric, &so, &busy, done, c = std::move(*ch)]() mutable {
-                         serve_one(fabric, c, so, busy);
+    clients.push_back({std::thread([&fabric, &so, &busy, cm_only = o.cm, done, c = std::move(*ch)]() mutable {
+                         serve_one(fabric, c, so, cm_only, busy);
                          done->store(true);
                        }),
                        done});

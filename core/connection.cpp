@@ -258,14 +258,7 @@ verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
   pa.use_gid = dev.is_ethernet() || pa.lid == 0;
   if (!gid_from_string(peer.gid, &pa.gid)) throw Error("peer sent an invalid GID '" + peer.gid + "'");
   pa.sgid_index = static_cast<uint8_t>(gid.index);
-  pa.mtu = static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu));
-  if (cfg.knobs.mtu != 0) {
-    const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
-    if (want > pa.mtu)
-      throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
-                  std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
-    pa.mtu = want;
-  }
+  pa.mtu = path_mtu(static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu)));
   if (is_ud(cfg) && cfg.work.size > static_cast<uint64_t>(verbs::mtu_bytes(pa.mtu)))
     throw Error("--size " + std::to_string(cfg.work.size) + " is over the UD limit of " +
                 std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the path MTU, the smaller of both ports' active "
@@ -299,10 +292,20 @@ void TestResources::connect(const control::Endpoint& peer) {
   }
   set_remote(peer);
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
-  if (posts_receives(cfg, role)) post_receives();
+  post_receives();
+}
+
+ibv_mtu TestResources::path_mtu(ibv_mtu path) const {
+  if (cfg.knobs.mtu == 0) return path;
+  const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
+  if (want > path)
+    throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
+                std::to_string(verbs::mtu_bytes(path)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
+  return want;
 }
 
 void TestResources::post_receives() {
+  if (!posts_receives(cfg, role)) return;
   if (uses_srq(cfg, role)) {
     ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), rx_lkey(0)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {

@@ -89,6 +89,10 @@ class TestResources {
   control::Endpoint local_endpoint() const;
   // Brings every QP to RTS against the peer's endpoint, then posts the initial receives.
   void connect(const control::Endpoint& peer);
+  // The MTU the QPs use on a path of `path`: --mtu when given (throws when above it).
+  ibv_mtu path_mtu(ibv_mtu path) const;
+  // Posts the initial receives (connect() does it; RDMA-CM connects call it after).
+  void post_receives();
 
   // Buffer layout: [rx area: regions x slot][tx area: regions x slot]. Latency tests
   // give each QP its own region (completion is seen in memory); bandwidth tests share one.
@@ -133,7 +137,6 @@ class TestResources {
 
  private:
   verbs::PeerAddress path_to(const control::Endpoint& peer) const;
-  void post_receives();
 
   const verbs::CompletionQueue* shared_cq_ = nullptr;
 };

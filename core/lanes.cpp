@@ -7,6 +7,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/cm_connect.hpp"
 #include "core/session.hpp"
 
 namespace rdmasweep {
@@ -37,6 +38,8 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
     for (auto& l : lanes_) l->cq_router = router_.get();
   }
 }
+
+PointResources::~PointResources() = default;
 
 void PointResources::retarget(const TestConfig& next) {
   for (auto& l : lanes_) l->retarget(next);

@@ -17,6 +17,8 @@
 
 namespace rdmasweep {
 
+class CmLinks;
+
 class PointResources {
  public:
   // `memory_node`: the NUMA node its buffers and queues are allocated on (-1: wherever
@@ -25,6 +27,7 @@ class PointResources {
                  int memory_node = -1);
   PointResources(const PointResources&) = delete;
   PointResources& operator=(const PointResources&) = delete;
+  ~PointResources();
 
   uint32_t threads() const { return static_cast<uint32_t>(lanes_.size()); }
   TestResources& lane(uint32_t t) { return *lanes_[t]; }
@@ -45,6 +48,10 @@ class PointResources {
   verbs::CompletionQueue shared_cq_;
   std::unique_ptr<SharedCq> router_;
   std::vector<std::unique_ptr<TestResources>> lanes_;
+
+ public:
+  // --cm: the RDMA-CM ids that connected the lanes' QPs (null otherwise).
+  std::unique_ptr<CmLinks> cm;
 };
 
 // Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread (which

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "core/cm_connect.hpp"
+
 namespace rdmasweep {
 
 using control::MsgType;
@@ -139,6 +141,7 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
     : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
   control::Hello me = hello_with_cpus(fabric_, opt_);
   me.beside = opt_.beside;
+  me.cm = !opt_.cm_address.empty();
   ch_.send(MsgType::Hello, control::to_json(me));
   try {
     server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
@@ -248,6 +251,18 @@ static void take_reverse(const PointResources& res, const control::Counts& got, 
   if (is_atomic(cfg.work.op)) check_atomic_sum(cfg, got.reverse->sent, atomic_sum(res));
 }
 
+// --cm: every QP connected by RDMA-CM to the listener the server announced, then
+// this test's remote buffer and the initial receives, as connect() does.
+static void connect_by_cm(PointResources& res, const std::vector<control::Endpoint>& peer, const SessionOptions& opt) {
+  if (peer.at(0).cm_port == 0)
+    throw verbs::Error("--cm: the server offered no RDMA-CM listener (an older rdmasweep server?): run the same "
+                       "rdmasweep version on both hosts");
+  res.cm = std::make_unique<CmLinks>();
+  res.cm->connect_all(res, opt.cm_address, peer[0].cm_port, opt.timeout);
+  res.set_remote(peer);
+  for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
+}
+
 PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
   const TestConfig& cfg = res.cfg();
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
@@ -257,7 +272,8 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   if (reuse) {
     res.set_remote(peer);  // this test's rkey
   } else {
-    res.connect(peer);
+    if (opt_.cm_address.empty()) res.connect(peer);
+    else connect_by_cm(res, peer, opt_);
     log_qps(res, "client", opt_.verbose);
   }
   ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
@@ -324,10 +340,24 @@ void ClientSession::close(const std::string& error) {
 
 // ---- server ----
 
+// --cm: accepts the client's RDMA-CM connection of every QP on the listener announced
+// in SETUP_OK, then posts the initial receives (before READY, as connect() does).
+static void accept_by_cm(PointResources& res, control::Channel& ch, const SessionOptions& opt) {
+  res.cm->accept_all(res, opt.timeout, [&ch] {
+    // The client speaks now only when it gave up (it failed to connect, or was interrupted).
+    if (auto m = ch.try_recv()) {
+      if (m->type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m->body));
+      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
+    }
+  });
+  for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
+  log_qps(res, "server", opt.verbose);
+}
+
 // `res` holds the previous point's resources, reused when the client asks. Sets up
 // (or retargets) and connects this point's QPs, every thread's.
 static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
-                        const SessionOptions& opt, std::unique_ptr<PointResources>& res) {
+                        const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
   try {
     if (req.reuse) {
@@ -342,10 +372,17 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
     ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
     throw;
   }
-  ch.send(MsgType::SetupOk, control::to_json(res->local_endpoints()));
+  std::vector<control::Endpoint> mine = res->local_endpoints();
+  const bool by_cm = cm && !req.reuse;
+  if (by_cm) {
+    res->cm = std::make_unique<CmLinks>();
+    mine[0].cm_port = res->cm->listen();
+  }
+  ch.send(MsgType::SetupOk, control::to_json(mine));
+  if (by_cm) accept_by_cm(*res, ch, opt);
   std::vector<control::Endpoint> peer =
       control::endpoints_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.knobs.threads, cfg.work.qps);
-  if (req.reuse) {
+  if (req.reuse || by_cm) {
     res->set_remote(peer);
   } else {
     res->connect(peer);
@@ -393,10 +430,10 @@ static PointResult lead_point(PointResources& res, control::Channel& ch, const S
 }
 
 static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
-                       const SessionOptions& opt, std::unique_ptr<PointResources>& res) {
+                       const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
   const CounterValues c0 = sample(fabric);
-  serve_setup(fabric, ch, req, opt, res);
+  serve_setup(fabric, ch, req, opt, cm, res);
 
   const Workload& w = cfg.work;
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
@@ -457,7 +494,8 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
     return 0;
   }
   ch.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric, opt)));
-  log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected");
+  log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected" +
+      (client.cm ? "; its QPs connect with RDMA-CM" : ""));
   size_t served = 0;
   std::unique_ptr<PointResources> res;
   while (true) {
@@ -466,7 +504,7 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
     if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
     if (m.type != MsgType::Setup)
       throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
-    serve_test(fabric, ch, control::setup_from_json(m.body), opt, res);
+    serve_test(fabric, ch, control::setup_from_json(m.body), opt, client.cm, res);
     ++served;
   }
 }

@@ -43,6 +43,9 @@ struct SessionOptions {
   const Placement* placement = nullptr;
   // Client: say in HELLO that this client runs beside another on purpose (Hello::beside).
   bool beside = false;
+  // Client --cm: the server's address its QPs connect to with RDMA-CM (HELLO says so,
+  // and the server listens for them); empty: QPs connect from the exchanged QP data.
+  std::string cm_address;
 };
 
 // The interval a point samples throughput over time at: `asked` (--interval), or

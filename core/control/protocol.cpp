@@ -103,7 +103,7 @@ json to_json(const Hello& h) {
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
           {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
-          {"cpus", h.cpus},         {"beside", h.beside}};
+          {"cpus", h.cpus},         {"beside", h.beside},             {"cm", h.cm}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -125,6 +125,7 @@ Hello hello_from_json(const json& j) {
   if (j.contains("gid_type")) h.gid_type = field<std::string>(j, "gid_type");
   if (j.contains("cpus")) h.cpus = field<std::string>(j, "cpus");
   if (j.contains("beside")) h.beside = field<bool>(j, "beside");
+  if (j.contains("cm")) h.cm = field<bool>(j, "cm");
   if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
   return h;
 }
@@ -133,6 +134,7 @@ json to_json(const Endpoint& e) {
   json j = {{"lid", e.lid},   {"gid", e.gid},       {"mtu", e.mtu},         {"rkey", e.rkey}, {"addr", e.addr},
             {"slot_bytes", e.slot_bytes}, {"regions", e.regions}, {"qpn", e.qpn}, {"psn", e.psn}};
   if (!e.rkeys.empty()) j["rkeys"] = e.rkeys;
+  if (e.cm_port != 0) j["cm_port"] = e.cm_port;
   return j;
 }
 
@@ -151,6 +153,7 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   e.qpn = array_field<uint32_t>(j, "qpn", expected_qps);
   e.psn = array_field<uint32_t>(j, "psn", expected_qps);
   if (j.contains("rkeys")) e.rkeys = array_field<uint32_t>(j, "rkeys", e.regions);
+  if (j.contains("cm_port")) e.cm_port = field<uint16_t>(j, "cm_port");
   return e;
 }
 

@@ -65,6 +65,9 @@ struct Hello {
   // A client that runs beside another on purpose (`rdmasweep hunt`'s aggressor): the
   // server admits it while it serves someone else; any other client waits its turn.
   bool beside = false;
+  // A client that connects its QPs with RDMA-CM (--cm): the server then listens for
+  // them (Endpoint::cm_port) instead of connecting from the exchanged QP data.
+  bool cm = false;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.
@@ -79,6 +82,9 @@ struct Endpoint {
   uint32_t regions = 0;        // QP regions in each of the rx and tx areas
   std::vector<uint32_t> qpn;   // one per QP
   std::vector<uint32_t> psn;
+  // SETUP_OK to a --cm client (first thread's endpoint): the port the server's RDMA-CM
+  // listener waits on for this point's QPs; 0: none (not --cm, or an older server).
+  uint16_t cm_port = 0;
 };
 
 struct Counts {

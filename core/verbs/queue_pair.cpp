@@ -151,4 +151,8 @@ void QueuePair::to_rts_ud(uint32_t psn) {
   check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_SQ_PSN), name + ", RTS)");
 }
 
+void QueuePair::modify(ibv_qp_attr& attr, int mask, const char* state) {
+  check_rc(ibv_modify_qp(qp_.get(), &attr, mask), "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", " + state + ", from rdma_cm)");
+}
+
 }  // namespace rdmasweep::verbs

@@ -56,6 +56,8 @@ class QueuePair {
   // UD: INIT with kUdQkey; RTR and RTS with no peer (each send WR names its own).
   void to_init_ud(uint8_t port);
   void to_rts_ud(uint32_t psn);
+  // A transition with attributes from elsewhere (RDMA-CM's rdma_init_qp_attr).
+  void modify(ibv_qp_attr& attr, int mask, const char* state);
 
  private:
   std::string describe_ud() const;

@@ -55,14 +55,28 @@ tclass_on_wire() {
   else ok "tclass on the wire: $((after - plain)) packets with ToS 96, none without --tclass"; fi
 }
 
+# 9. --cm: every op, 1 and 4 QPs, two sizes on the same QPs, connected by RDMA-CM
+# across the link (a's address resolved and routed from b), with exact counts.
+cm_across() {
+  local rc=0 out
+  client cm --cm --op send,write,read --mode bw,lat --qps 1,4 --size 64,4096 -n 40 --warmup 4 --timeout 20 || rc=$?
+  if ((rc)); then fail "--cm across the link" "client exit $rc: $(tail -n 2 "$dir/cm.log" | tr '\n' ' ')"
+  elif ! out=$(check "$dir/cm.json" --complete --iters 40 --client "rxe-b,$b" --server "rxe-a,$a"); then
+    fail "--cm across the link" "$out"
+  elif ! python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["context"]["connection"]; sys.exit(0 if c["method"] == "rdma_cm" and c["address"] == sys.argv[2] and c["gid"] == "::ffff:" + sys.argv[3] else 1)' \
+    "$dir/cm.json" "$a" "$b"; then
+    fail "--cm across the link" "the context's connection is not rdma_cm to $a from ::ffff:$b"
+  else ok "--cm across the link (24 points, exact counts)"; fi
+}
+
 # 8. (last) rdmasweep hunt with a planted anomaly.
 source "$here/hunt-b.sh"
 # 9. UD (tests/twohost/ud.sh).
 source "$here/ud.sh"
-# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass or =ud runs that test alone.
+# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass, =ud or =cm runs that test alone.
 case ${RDMASWEEP_TWOHOST_ONLY:-} in
-  hunt | tclass | ud)
-    case $RDMASWEEP_TWOHOST_ONLY in hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; esac
+  hunt | tclass | ud | cm)
+    case $RDMASWEEP_TWOHOST_ONLY in hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across ;; esac
     echo "two-host tests: $fails failure(s)"
     exit $((fails > 0))
     ;;
@@ -86,6 +100,8 @@ expect ops "ops x modes x qps 1,4,16" "--complete --iters 40 --client rxe-b,$b -
 
 expect quick "configs/quick.json" "--complete --iters 200 --client rxe-b,$b --server rxe-a,$a --counters" \
   --config "$here/../../configs/quick.json" --timeout 20
+
+cm_across
 
 # 3. doctor against the server on a.
 if timeout 120 "$bin" doctor "$a" >"$dir/doctor.log" 2>&1; then ok "doctor $a"

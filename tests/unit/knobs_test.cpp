@@ -181,6 +181,21 @@ TEST(Knobs, EachFlagSetsItForTheClient) {
   }
 }
 
+// --cm (perftest's -R): the QPs' address defaults to the host; --cm-address alone,
+// or --cm with a GID index (the GID then comes from routing), is refused.
+TEST(Knobs, CmOptionsOfTheClient) {
+  cli::ClientOptions o = parse(cli::parse_client, {"client", "host", "-R"});
+  EXPECT_TRUE(o.cm);
+  EXPECT_EQ(o.cm_address, "host");
+  o = parse(cli::parse_client, {"client", "host", "--cm", "--cm-address", "192.0.2.1"});
+  EXPECT_EQ(o.cm_address, "192.0.2.1");
+  EXPECT_FALSE(parse(cli::parse_client, {"client", "host"}).cm);
+  EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--cm-address", "192.0.2.1"}), cli::UsageError);
+  EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--cm", "-x", "1"}), cli::UsageError);
+  EXPECT_TRUE(parse(cli::parse_server, {"server", "-R"}).cm);
+  EXPECT_FALSE(parse(cli::parse_server, {"server"}).cm);
+}
+
 TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
   for (const Knob& k : knobs()) {
     if (!k.loop || k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)

@@ -61,6 +61,33 @@ TEST(Protocol, HelloCarriesThePickedGidAndOlderHellosStillDecode) {
   EXPECT_THROW(hello_from_json(old), ProtocolError);
 }
 
+// --cm: the client's HELLO says it connects its QPs with RDMA-CM, and the server's
+// SETUP_OK names the port of its RDMA-CM listener; messages without them (older
+// peers, or no --cm) decode as "no".
+TEST(Protocol, CmFlagAndListenerPortRoundTripAndDefaultToNone) {
+  Hello h;
+  h.cm = true;
+  EXPECT_TRUE(hello_from_json(to_json(h)).cm);
+  nlohmann::json old = to_json(h);
+  old.erase("cm");
+  EXPECT_FALSE(hello_from_json(old).cm);
+  old["cm"] = "yes";
+  EXPECT_THROW(hello_from_json(old), ProtocolError);
+
+  Endpoint e;
+  e.gid = "::ffff:192.0.2.1";
+  e.qpn = {17};
+  e.psn = {1};
+  e.regions = 1;
+  EXPECT_FALSE(to_json(e).contains("cm_port"));  // not --cm: nothing new on the wire
+  EXPECT_EQ(endpoint_from_json(to_json(e), 1).cm_port, 0u);
+  e.cm_port = 40001;
+  EXPECT_EQ(endpoint_from_json(to_json(e), 1).cm_port, 40001u);
+  nlohmann::json bad = to_json(e);
+  bad["cm_port"] = 70000;
+  EXPECT_THROW(endpoint_from_json(bad, 1), ProtocolError);
+}
+
 // The server's counter deltas ride on RESULT; a RESULT without them (older servers)
 // still decodes, and a malformed set is refused rather than copied into the results.
 TEST(Protocol, ResultCarriesTheServersCounterDeltas) {

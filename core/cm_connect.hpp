@@ -1,0 +1,60 @@
+// --cm: a point's RC QPs connected by RDMA-CM (librdmacm) instead of by the QP
+// numbers, PSNs and GIDs exchanged on the control channel. The QPs, buffers and
+// loops are the same; only the connection differs: each QP gets an RDMA-CM id, the
+// client resolves the server's address and route and connects (private data: the
+// QP's index), the server accepts on a listener whose port it announced in SETUP_OK,
+// and both move their QPs to RTR and RTS with the attributes the route chose. The
+// source GID therefore comes from routing, not from --gid-index.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/verbs/cm.hpp"
+#include "core/verbs/device.hpp"
+
+namespace rdmasweep {
+
+class PointResources;
+class TestResources;
+
+// Where routing sends the connections: device, port and source GID.
+struct CmRoute {
+  std::string address;  // the server's address as given
+  std::string device;
+  uint8_t port = 0;
+  std::string gid;  // the route's source GID
+};
+
+// One point's RDMA-CM state: the event channel, the server's listener and one id per
+// QP, kept for the QPs' lifetime (destroying an id ends its connection).
+class CmLinks {
+ public:
+  CmLinks() = default;
+  CmLinks(const CmLinks&) = delete;
+  CmLinks& operator=(const CmLinks&) = delete;
+
+  // Server: listens on every address, on a port the kernel picks (returned).
+  uint16_t listen();
+  // Client: connects every QP of `res` (lane order) to host:port; each step within `timeout`.
+  void connect_all(PointResources& res, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
+  // Server: accepts one connection per QP of `res`, waiting at most `timeout` for each
+  // event; `idle` runs while it waits (the control channel: a client that gave up).
+  void accept_all(PointResources& res, std::chrono::milliseconds timeout, const std::function<void()>& idle = {});
+
+ private:
+  verbs::CmChannel channel_;
+  verbs::CmId listener_;
+  std::vector<verbs::CmId> ids_;
+};
+
+// Client, before anything is opened: resolves `host`'s address and route within
+// `timeout` (the device and port to use). Throws one line naming the address.
+CmRoute resolve_cm_route(const std::string& host, std::chrono::milliseconds timeout);
+// Throws one line unless `route` goes through `device`'s port `port` (--device, --ib-port).
+void check_cm_device(const CmRoute& route, const std::string& device, uint8_t port);
+
+}  // namespace rdmasweep
