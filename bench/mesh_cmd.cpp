@@ -39,6 +39,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/mesh/multicast.hpp"
 #include "bench/mesh/phase.hpp"
 #include "bench/mesh/report.hpp"
 #include "bench/mesh/world.hpp"
@@ -187,7 +188,9 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
         const uint64_t max_cqe = ranks[smallest]["max_cqe"].get<uint64_t>();
         cli::cap_points(sw.points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
       }
-      for (const TestConfig& c : sw.points) check_device_limits(c, fabric->dev);
+      // Multicast's one UD QP per rank is checked as it is made (core/multicast.cpp).
+      if (sw.o.pattern != Pattern::Multicast)
+        for (const TestConfig& c : sw.points) check_device_limits(c, fabric->dev);
     } catch (const std::exception& e) {
       err = e.what();
     }
@@ -286,7 +289,20 @@ int run_mesh(const World& w, int argc, char** argv) {
   run.report = report.get();
   bool go_on = true;
   try {
-    go_on = run_points(run, sw, phases, report.get());
+    if (sw.o.pattern == Pattern::Multicast) {
+      std::string err;
+      go_on = run_multicast(McastRun{w, sw.o, *fabric, run.hosts, report.get()}, sw.points, sw.reps, &err);
+      if (!err.empty()) {
+        if (w.rank == 0) {
+          std::fprintf(stderr, "rdmasweep mesh: %s\n", err.c_str());
+          report->write(true, err);
+        }
+        stop_liveness();
+        return kFailed;
+      }
+    } else {
+      go_on = run_points(run, sw, phases, report.get());
+    }
     stop_liveness();  // every rank got here: no heartbeat is left in flight
   } catch (const RanksGone& e) {
     rank_gone(w, run.hosts, e, report.get());  // does not return

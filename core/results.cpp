@@ -18,6 +18,13 @@ const char* latency_kind(const TestConfig& c) {
   return fetches(c.work.op) ? "round trip" : "one-way (round trip / 2)";
 }
 
+std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h) {
+  return {{"lat_min_us", static_cast<double>(h.min()) / 1e3}, {"lat_p50_us", h.quantile(0.50) / 1e3},
+          {"lat_p90_us", h.quantile(0.90) / 1e3},               {"lat_p99_us", h.quantile(0.99) / 1e3},
+          {"lat_p999_us", h.quantile(0.999) / 1e3},             {"lat_p9999_us", h.quantile(0.9999) / 1e3},
+          {"lat_max_us", static_cast<double>(h.max()) / 1e3},   {"lat_mean_us", h.mean() / 1e3}};
+}
+
 std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   std::vector<std::pair<std::string, double>> f;
   double s = r.seconds > 0 ? r.seconds : 0;
@@ -46,17 +53,8 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("thread_jain_index", jain_of_rates(tr));
     f.emplace_back("cpu_ns_per_message", r.messages > 0 ? r.cpu_seconds * 1e9 / static_cast<double>(r.messages) : NAN);
   }
-  if (r.latency && r.hist.count() > 0) {
-    const Histogram& h = r.hist;
-    f.emplace_back("lat_min_us", static_cast<double>(h.min()) / 1e3);
-    f.emplace_back("lat_p50_us", h.quantile(0.50) / 1e3);
-    f.emplace_back("lat_p90_us", h.quantile(0.90) / 1e3);
-    f.emplace_back("lat_p99_us", h.quantile(0.99) / 1e3);
-    f.emplace_back("lat_p999_us", h.quantile(0.999) / 1e3);
-    f.emplace_back("lat_p9999_us", h.quantile(0.9999) / 1e3);
-    f.emplace_back("lat_max_us", static_cast<double>(h.max()) / 1e3);
-    f.emplace_back("lat_mean_us", h.mean() / 1e3);
-  }
+  if (r.latency && r.hist.count() > 0)
+    for (auto& kv : latency_figures(r.hist)) f.push_back(std::move(kv));
   // Throughput over time: the slowest and fastest interval, in messages (lat: round
   // trips) per second, what a flaky link shows and the whole window's mean hides.
   const std::vector<double> rates = interval_rates(r.timeline);

@@ -71,6 +71,8 @@ const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or
 // Named figures of a point, in output order. Rates are per second of measured time;
 // latency figures (lat mode only) are in microseconds.
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
+// lat_min_us .. lat_mean_us of `h` (nanoseconds), in output order.
+std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h);
 // The normalized counters, both sides summed, as plain figures (part of figures()).
 std::vector<std::pair<std::string, double>> counter_figures(const PointResult& r);
 // {"client": {raw...}, "server": {raw...}, "normalized": {"client": {...}, "server": {...}}}

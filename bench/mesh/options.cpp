@@ -12,6 +12,7 @@
 
 #include "bench/cli.hpp"
 #include "core/clock.hpp"
+#include "core/multicast.hpp"
 
 namespace rdmasweep::mesh_detail {
 
@@ -22,6 +23,7 @@ const char* to_string(Pattern p) {
     case Pattern::Pairs: return "pairs";
     case Pattern::Incast: return "incast";
     case Pattern::AllToAll: return "all-to-all";
+    case Pattern::Multicast: return "multicast";
   }
   return "?";
 }
@@ -34,13 +36,32 @@ void set_pattern(MeshOptions& m, const std::string& pattern, const std::string& 
   if (pattern == "pairs") m.pattern = Pattern::Pairs;
   else if (pattern == "incast") m.pattern = Pattern::Incast;
   else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
-  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all");
+  else if (pattern == "multicast") m.pattern = Pattern::Multicast;
+  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all, multicast");
   if (schedule.empty()) return;
   if (schedule == "matching") m.schedule = Schedule::Matching;
   else if (schedule == "sequential") m.schedule = Schedule::Sequential;
   else throw cli::UsageError("--schedule: '" + schedule + "' is not one of matching, sequential");
   if (m.pattern != Pattern::Pairs) throw cli::UsageError("--schedule orders --pattern pairs only");
   m.schedule_given = true;
+}
+
+// Multicast is UD SEND from rank 0 to a group: 1 KiB datagrams unless told (the
+// default 64 KiB is over every MTU), and every point one multicast can run.
+void multicast_sweep(MeshOptions& m, const std::map<std::string, std::string>& axis) {
+  if (!axis.count("size") && m.config_file.empty()) m.spec.size = {kMcastDefaultSize};
+  for (const std::string& op : m.spec.op)
+    if (op != "send") throw cli::UsageError("--pattern multicast: --op " + op + ": multicast sends (use --op send)");
+  for (const std::string& t : m.spec.transport)
+    if (t != "ud") {
+      if (axis.count("transport")) throw cli::UsageError("--pattern multicast runs over UD (--transport ud)");
+      m.spec.transport = {"ud"};
+    }
+  try {
+    for (const TestConfig& c : expand(m.spec)) check_multicast_point(c);
+  } catch (const ConfigError& e) {
+    throw cli::UsageError(e.what());
+  }
 }
 
 // The sweep (rank 0 only): the sweep file, then the command line's axes over it.
@@ -55,6 +76,7 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
   if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
     throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
+  if (m.pattern == Pattern::Multicast) return multicast_sweep(m, axis);
   // A mesh flow's receiver holds its sender to exact counts; UD's losses are the client's to count.
   for (const std::string& t : m.spec.transport)
     if (t != "rc") throw cli::UsageError("--transport " + t + ": mesh runs RC only; measure UD with rdmasweep client");
@@ -90,7 +112,11 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("timeout", po::value(&m.timeout_s)->default_value(10), "seconds without a completion before a peer is declared dead");
   po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
   work.add_options()
-    ("pattern", po::value(&pattern)->default_value("pairs"), "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all")
+    ("pattern", po::value(&pattern)->default_value("pairs"),
+     "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all, or multicast (rank 0 sends UD "
+     "datagrams to a group every other rank joined through RDMA-CM: received and lost counted per receiver)")
+    ("group", po::value(&m.group), "--pattern multicast: the group's numeric IPv4 or IPv6 multicast address "
+                                   "(default 239.255.82.1)")
     ("schedule", po::value(&schedule),
      "pairs: matching (disjoint pairs measured together, 2(N-1) phases; the default on more than 2 ranks) or "
      "sequential (one ordered pair at a time, N(N-1) phases: for fabrics where concurrent pairs may share a link)")
@@ -126,7 +152,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   if (vm.count("help")) {
     m.help = true;
     *help_text = cli::render_help(
-        "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all [options]\n"
+        "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all|multicast [options]\n"
         "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
         "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.",
         all);
@@ -138,6 +164,9 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   m.fabric.gid_index = gid;
   if (m.timeout_s < 1 || m.timeout_s > 86400) throw cli::UsageError("--timeout: must be between 1 and 86400 seconds");
   set_pattern(m, pattern, schedule);
+  if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
+  if (!is_multicast_address(m.group))
+    throw cli::UsageError("--group: '" + m.group + "' is not a numeric multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8)");
   if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
     throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
   m.plan_json = vm.count("json") > 0;

@@ -10,12 +10,15 @@
 
 namespace rdmasweep::mesh_detail {
 
-enum class Pattern { Pairs, Incast, AllToAll };
+enum class Pattern { Pairs, Incast, AllToAll, Multicast };
 // How pairs are ordered: one ordered pair at a time, or disjoint pairs together.
 enum class Schedule { Sequential, Matching };
 
 const char* to_string(Pattern p);
 const char* to_string(Schedule s);
+
+// An administratively scoped IPv4 group (RFC 2365): never routed off the site.
+constexpr const char* kDefaultGroup = "239.255.82.1";
 
 struct MeshOptions {
   FabricConfig fabric;
@@ -31,6 +34,7 @@ struct MeshOptions {
   std::string clock = "auto";  // latency timestamps: auto, tsc, system (as the client's --clock)
   double interval = -1;        // --interval, as the client's (-1: 0.1 s in duration points)
   bool cap_to_cq = false;      // --cq-policy cap, against the smallest max_cqe of all ranks
+  std::string group = kDefaultGroup;  // --pattern multicast: the group joined
   bool help = false;
 };
 

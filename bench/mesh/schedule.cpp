@@ -39,6 +39,10 @@ std::vector<std::vector<Flow>> phases_of(Pattern p, int n, Schedule s) {
     std::vector<Flow> f;
     for (int i = 1; i < n; ++i) f.push_back({i, 0});
     out.push_back(f);
+  } else if (p == Pattern::Multicast) {  // one datagram stream, every other rank receiving it
+    std::vector<Flow> f;
+    for (int i = 1; i < n; ++i) f.push_back({0, i});
+    out.push_back(f);
   } else {
     std::vector<Flow> f;
     for (int i = 0; i < n; ++i)

@@ -18,7 +18,7 @@ struct Flow {
 // pairs, matching: a round-robin tournament (the circle method) played twice, once
 // each way: every phase a perfect matching (with N odd, one rank sits out each
 // round), every ordered pair exactly once, 2(N-1) phases for N even, 2N for N odd.
-// incast and all-to-all: one phase with all their flows.
+// incast, all-to-all and multicast (0 -> each other rank): one phase with all their flows.
 std::vector<std::vector<Flow>> phases_of(Pattern p, int n, Schedule s);
 
 // The same count without building the phases (for --plan on very many ranks).

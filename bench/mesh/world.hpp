@@ -52,7 +52,7 @@ std::set<int> receive_from(const std::set<int>& from, int tag,
 // Waits until done() is true, polling liveness (and calling idle()) meanwhile.
 void wait_until(const std::function<bool()>& done, const std::function<void()>& idle = nullptr);
 
-constexpr int kTagDone = 11, kTagResults = 12;
+constexpr int kTagDone = 11, kTagResults = 12, kTagMcastSent = 13;
 
 // Every rank's string, in rank order, on every rank.
 std::vector<std::string> allgather(const World& w, const std::string& mine);

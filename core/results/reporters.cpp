@@ -61,7 +61,8 @@ static std::string row_name(const json& b) {
 
 static std::string flow_label(const json& b) {
   const int src = b.value("src_rank", -1), dst = b.value("dst_rank", -1);
-  return src < 0 ? "total" : std::to_string(src) + "->" + std::to_string(dst);
+  if (src < 0) return "total";
+  return std::to_string(src) + "->" + (dst < 0 ? std::string("group") : std::to_string(dst));  // multicast's sender
 }
 
 void ConsoleReporter::print_row(const json& b) {

@@ -30,6 +30,10 @@ class AddressHandle {
                              std::to_string(to.sgid_index) + ") (a wrong GID index is the usual cause)";
     ah_ = Handle<ibv_ah, ibv_destroy_ah>(check_ptr(ibv_create_ah(pd.get(), &a), what), "ibv_destroy_ah");
   }
+  // A ready-made attribute set (a multicast group's, from its join).
+  AddressHandle(const ProtectionDomain& pd, ibv_ah_attr a, const std::string& what) {
+    ah_ = Handle<ibv_ah, ibv_destroy_ah>(check_ptr(ibv_create_ah(pd.get(), &a), what), "ibv_destroy_ah");
+  }
   ibv_ah* get() const { return ah_.get(); }
 
  private:

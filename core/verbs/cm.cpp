@@ -35,6 +35,7 @@ CmEvent CmChannel::next(std::chrono::milliseconds timeout, const std::string& on
         out.private_data.assign(static_cast<const char*>(e->param.conn.private_data), e->param.conn.private_data_len);
       out.initiator_depth = e->param.conn.initiator_depth;
       out.responder_resources = e->param.conn.responder_resources;
+      if (e->event == RDMA_CM_EVENT_MULTICAST_JOIN) out.ud = e->param.ud;
       rdma_ack_cm_event(e);
       return out;
     }
@@ -48,9 +49,9 @@ CmEvent CmChannel::next(std::chrono::milliseconds timeout, const std::string& on
   }
 }
 
-CmId::CmId(CmChannel& ch) {
+CmId::CmId(CmChannel& ch, rdma_port_space ps) {
   rdma_cm_id* id = nullptr;
-  check_errno(rdma_create_id(ch.get(), &id, nullptr, RDMA_PS_TCP), "rdma_create_id");
+  check_errno(rdma_create_id(ch.get(), &id, nullptr, ps), "rdma_create_id");
   id_ = Handle<rdma_cm_id, rdma_destroy_id>(id, "rdma_destroy_id");
 }
 
@@ -60,7 +61,7 @@ CmId CmId::adopt(rdma_cm_id* id) {
   return c;
 }
 
-static sockaddr_storage address_of(const std::string& host, uint16_t port) {
+sockaddr_storage address_of(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -75,7 +76,7 @@ static sockaddr_storage address_of(const std::string& host, uint16_t port) {
   return ss;
 }
 
-static std::string seconds_text(std::chrono::milliseconds t) {
+std::string seconds_text(std::chrono::milliseconds t) {
   return std::to_string((t.count() + 999) / 1000) + " s";
 }
 

@@ -29,6 +29,7 @@ struct CmEvent {
   std::string private_data;
   uint8_t initiator_depth = 0;
   uint8_t responder_resources = 0;
+  rdma_ud_param ud{};  // MULTICAST_JOIN: the group's address handle attributes and Q_Key
 };
 
 // A channel's events are waited for with poll() on its non-blocking fd, never forever.
@@ -48,7 +49,8 @@ class CmChannel {
 class CmId {
  public:
   CmId() = default;
-  explicit CmId(CmChannel& ch);              // rdma_create_id(RDMA_PS_TCP)
+  // rdma_create_id: RDMA_PS_TCP for connections, RDMA_PS_UDP for a multicast join.
+  explicit CmId(CmChannel& ch, rdma_port_space ps = RDMA_PS_TCP);
   static CmId adopt(rdma_cm_id* id);         // a CONNECT_REQUEST's new id
   rdma_cm_id* get() const { return id_.get(); }
   explicit operator bool() const { return static_cast<bool>(id_); }
@@ -79,5 +81,9 @@ class CmId {
 };
 
 const char* cm_event_name(rdma_cm_event_type t);
+// `host` (a name or address) with `port`; throws one line when it does not resolve.
+sockaddr_storage address_of(const std::string& host, uint16_t port);
+// "3 s": a timeout as the errors say it (rounded up to whole seconds).
+std::string seconds_text(std::chrono::milliseconds t);
 
 }  // namespace rdmasweep::verbs

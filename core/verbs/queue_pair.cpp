@@ -130,12 +130,12 @@ void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
            "ibv_modify_qp(qpn " + std::to_string(qpn()) + ", RTS)");
 }
 
-void QueuePair::to_init_ud(uint8_t port) {
+void QueuePair::to_init_ud(uint8_t port, uint32_t qkey) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
   a.port_num = port;
-  a.qkey = kUdQkey;
+  a.qkey = qkey;
   check_rc(ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
            "ibv_modify_qp(UD qpn " + std::to_string(qpn()) + ", INIT, port " + std::to_string(port) + ")");
 }

@@ -53,8 +53,9 @@ class QueuePair {
   void to_init(uint8_t port, int access_flags);
   void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);
   void to_rts(uint32_t psn, uint8_t max_rd_atomic);
-  // UD: INIT with kUdQkey; RTR and RTS with no peer (each send WR names its own).
-  void to_init_ud(uint8_t port);
+  // UD: INIT with `qkey` (a multicast group's is RDMA-CM's); RTR and RTS with no peer
+  // (each send WR names its own).
+  void to_init_ud(uint8_t port, uint32_t qkey = kUdQkey);
   void to_rts_ud(uint32_t psn);
   // A transition with attributes from elsewhere (RDMA-CM's rdma_init_qp_attr).
   void modify(ibv_qp_attr& attr, int mask, const char* state);

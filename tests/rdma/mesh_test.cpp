@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/mpi_run.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep::test {
@@ -28,52 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kBin = RDMASWEEP_BIN;
 constexpr int kRanks = 3;
-
-// What is missing for these tests, or "".
-std::string missing() {
-  if (find_in_path("mpirun").empty()) return "no mpirun (apt-get install openmpi-bin libopenmpi-dev)";
-  if (!have_device()) return "no RDMA device: run these inside tools/rxe-lab";
-  Outcome o = run({kBin, "mesh"}, 30s);
-  if (o.err.find("built without MPI") != std::string::npos) return "rdmasweep was built without MPI";
-  return "";
-}
-
-#define REQUIRE_MESH()                                                          \
-  do {                                                                          \
-    std::string why = missing();                                                \
-    if (!why.empty()) {                                                         \
-      if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << why << ", but the RDMA tests are required"; \
-      GTEST_SKIP() << why;                                                      \
-    }                                                                           \
-  } while (0)
-
-// mpirun kept off the RDMA device (ob1 over shared memory and TCP), allowed to run
-// as root (the lab VM) and more ranks than cores.
-std::vector<std::string> mpirun(int ranks) {
-  std::vector<std::string> a{find_in_path("mpirun")};
-  if (getuid() == 0) a.push_back("--allow-run-as-root");
-  for (const std::string& s : {std::string("--oversubscribe"), std::string("-np"), std::to_string(ranks)}) a.push_back(s);
-  for (const char* s : {"--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "btl_vader_single_copy_mechanism", "none"})
-    a.push_back(s);
-  a.push_back(kBin);
-  a.push_back("mesh");
-  return a;
-}
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/rdmasweep-mesh-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-json load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
-
-std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 // Runs `ranks` ranks with `args` and a fresh --out; expects success and a results file.
 void run_ok(int ranks, std::initializer_list<const char*> args, json* doc, Outcome* outcome = nullptr) {

@@ -226,6 +226,40 @@ TEST(Knobs, TheMeshRefusesUdInOneLine) {
   }
 }
 
+// --pattern multicast: UD SEND of 1 KiB unless told, the default group; a group that
+// is not a multicast address, an op other than SEND, or a size below the datagram's
+// header are refused in one line before anything runs.
+TEST(Knobs, TheMeshMulticastDefaultsAndRefusals) {
+  auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+  mesh_detail::MeshOptions o = parse(p, {"mesh", "--pattern", "multicast"});
+  EXPECT_EQ(o.pattern, mesh_detail::Pattern::Multicast);
+  EXPECT_EQ(o.spec.size, std::vector<uint64_t>{1024});
+  EXPECT_EQ(o.spec.transport, std::vector<std::string>{"ud"});
+  EXPECT_EQ(o.group, "239.255.82.1");
+  o = parse(p, {"mesh", "--pattern", "multicast", "--group", "ff15::1", "-s", "64,512", "--mode", "bw,lat"});
+  EXPECT_EQ(o.group, "ff15::1");
+  EXPECT_EQ(o.spec.size, (std::vector<uint64_t>{64, 512}));
+  EXPECT_EQ(o.spec.mode, (std::vector<std::string>{"bw", "lat"}));  // latency is one-way, sender to receiver
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"mesh", "--pattern", "multicast", "--group", "10.0.0.1"}, "not a numeric multicast address"},
+      {{"mesh", "--pattern", "multicast", "--group", "nowhere"}, "not a numeric multicast address"},
+      {{"mesh", "--pattern", "pairs", "--group", "239.1.1.1"}, "--group goes with --pattern multicast"},
+      {{"mesh", "--pattern", "multicast", "--op", "write"}, "multicast sends"},
+      {{"mesh", "--pattern", "multicast", "-s", "8"}, "below 16 bytes"},
+      {{"mesh", "--pattern", "multicast", "-q", "2"}, "one QP and one thread"},
+      {{"mesh", "--pattern", "multicast", "--duration", "1"}, "give --iters"},
+      {{"mesh", "--pattern", "multicast", "--transport", "rc"}, "runs over UD"}};
+  for (const auto& [args, why] : refused) {
+    try {
+      parse(p, args);
+      ADD_FAILURE() << "accepted: " << args.back();
+    } catch (const cli::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Knobs, HelpKnobsPrintsTheTable) {
   test::Outcome o = test::run({RDMASWEEP_BIN, "help", "--knobs"}, 10s);
   ASSERT_EQ(o.code, 0) << o.err;

@@ -125,15 +125,20 @@ TEST(ConsoleReporter, MeshTableHasAFlowColumn) {
   bad["point"] = "write/bw";
   bad["src_rank"] = 2;
   bad["dst_rank"] = 0;
-  for (json* b : {&flow, &total, &bad}) doc.add(*b);
+  json sender = measured("mesh/multicast/send/bw/src:0", 0, 1e9, NAN);  // multicast's sender: no dst rank
+  sender["point"] = "write/bw";
+  sender["src_rank"] = 0;
+  sender["dst_rank"] = -1;
+  for (json* b : {&flow, &total, &bad, &sender}) doc.add(*b);
   console.report_entries(doc, 0);
-  console.report_entries(doc, 3);  // nothing new: nothing printed
+  console.report_entries(doc, 4);  // nothing new: nothing printed
 
   std::string want = printf_string("%-*s %-12s %10s %9s %9s %9s %9s\n", 10, "point", "src->dst", "messages", "Gb/s",
                                    "Mmsg/s", "p50 us", "p99 us");
   want += printf_string("%-*s %-12s %10.0f %9.3f %9.3f %9.3f %9s\n", 10, "write/bw", "0->1", 1000.0, 8.0, 2.0, 3.0, "-");
   want += printf_string("%-*s %-12s %10.0f %9.3f %9.3f %9s %9s\n", 10, "write/bw", "total", 1000.0, 16.0, 2.0, "-", "-");
   want += printf_string("%-*s %-12s ERROR: %s\n", 10, "write/bw", "2->0", "rank 2: cannot connect");
+  want += printf_string("%-*s %-12s %10.0f %9.3f %9.3f %9s %9s\n", 10, "write/bw", "0->group", 1000.0, 8.0, 2.0, "-", "-");
   EXPECT_EQ(out.str(), want);
 }
 

@@ -56,6 +56,19 @@ TEST(MeshSchedule, DefaultIsMatchingAboveTwoRanksUnlessAsked) {
   EXPECT_EQ(effective_schedule(o, 64), Schedule::Sequential);
 }
 
+TEST(MeshSchedule, MulticastIsOneSenderToEveryOtherRankInOnePhase) {
+  for (int n : {2, 3, 17}) {
+    auto phases = phases_of(Pattern::Multicast, n, Schedule::Matching);
+    ASSERT_EQ(phases.size(), 1u) << n;
+    ASSERT_EQ(phases[0].size(), static_cast<size_t>(n - 1)) << n;
+    for (size_t i = 0; i < phases[0].size(); ++i) {
+      EXPECT_EQ(phases[0][i].src, 0);
+      EXPECT_EQ(phases[0][i].dst, static_cast<int>(i) + 1);
+    }
+    EXPECT_EQ(phase_count(Pattern::Multicast, n, Schedule::Matching), 1u);
+  }
+}
+
 TEST(MeshPlan, OnThousandRanksWithoutMpi) {
   MeshOptions o;
   o.spec.iters = 100;
