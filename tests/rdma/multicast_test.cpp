@@ -1,0 +1,96 @@
+// `rdmasweep mesh --pattern multicast` under a real mpirun: rank 0 sends to a group
+// that ranks 1 and 2 joined through RDMA-CM, on one Soft-RoCE device in tools/rxe-lab.
+// Every receiver is named and its counts are exact (the receive queue holds more than
+// a point sends, so nothing may be lost on a loopback device).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/mpi_run.hpp"
+#include "tests/support/process.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t kIters = 50, kWarmup = 5, kSent = kIters + kWarmup;
+
+// One sender row and one row per receiver, each point; all counts exact.
+TEST(Multicast, OneSenderTwoReceiversCountedExactly) {
+  REQUIRE_MESH();
+  const std::string out = temp_dir() + "/mc.json";
+  std::vector<std::string> argv = mpirun(3);
+  for (const char* a : {"--pattern", "multicast", "--mode", "bw,lat", "-s", "64,1024", "-n", "50", "--warmup", "5",
+                        "--out", out.c_str()})
+    argv.push_back(a);
+  Outcome o = run(argv, 600s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json doc = load(out);
+  ASSERT_TRUE(doc.is_object()) << both(o);
+  EXPECT_EQ(doc["context"]["pattern"], "multicast");
+  EXPECT_EQ(doc["context"]["incomplete"], false);
+  std::map<std::string, std::set<int>> rows;  // point -> dst ranks (-1: the sender)
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false));
+    EXPECT_EQ(b["group"], "239.255.82.1");
+    EXPECT_EQ(b["src_rank"], 0);
+    EXPECT_EQ(b["messages"].get<double>(), kIters);
+    EXPECT_EQ(b["messages_sent"].get<uint64_t>(), kSent);
+    const int dst = b["dst_rank"].get<int>();
+    rows[b["point"].get<std::string>()].insert(dst);
+    if (dst < 0) {
+      EXPECT_EQ(b["name"].get<std::string>().substr(b["name"].get<std::string>().size() - 6), "/src:0");
+      EXPECT_GT(b["items_per_second"].get<double>(), 0);
+      continue;
+    }
+    EXPECT_EQ(b["messages_received"].get<uint64_t>(), kSent);
+    EXPECT_EQ(b["messages_lost"].get<uint64_t>(), 0u);
+    EXPECT_EQ(b["loss_ratio"].get<double>(), 0);
+    EXPECT_EQ(b["warmup_received"].get<uint64_t>(), kWarmup);
+    EXPECT_EQ(b["late_from_earlier_point"].get<uint64_t>(), 0u);
+    EXPECT_EQ(b["dst_host"], b["src_host"]);
+    // One host, one CLOCK_MONOTONIC: the one-way latency is measured.
+    EXPECT_TRUE(b["latency_measured"].get<bool>());
+    EXPECT_GT(b["lat_p50_us"].get<double>(), 0);
+    EXPECT_LE(b["lat_min_us"].get<double>(), b["lat_max_us"].get<double>());
+    EXPECT_EQ(b["bytes"].get<double>(), kIters * b["config"]["size"].get<double>());
+  }
+  ASSERT_EQ(rows.size(), 4u) << both(o);
+  for (const auto& [point, dsts] : rows) EXPECT_EQ(dsts, (std::set<int>{-1, 1, 2})) << point;
+  json hist = load(out.substr(0, out.size() - 5) + ".hist.json");
+  ASSERT_TRUE(hist.is_object());
+  EXPECT_NE(hist.dump().find("one-way (send to arrival)"), std::string::npos);
+}
+
+// A datagram is one packet: a size over the port's MTU fails in one line before any
+// QP is made, and the results file says why it is incomplete.
+TEST(Multicast, SizeOverTheMtuRefusedInOneLine) {
+  REQUIRE_MESH();
+  const std::string out = temp_dir() + "/mc.json";
+  std::vector<std::string> argv = mpirun(3);
+  for (const char* a : {"--pattern", "multicast", "-s", "8192", "-n", "10", "--out", out.c_str()}) argv.push_back(a);
+  Outcome o = run(argv, 300s);
+  EXPECT_NE(o.code, 0) << both(o);
+  size_t lines = 0;
+  std::string line;
+  std::istringstream err(o.err);
+  while (std::getline(err, line))
+    if (line.find("rdmasweep mesh:") != std::string::npos && line.find("MTU") != std::string::npos) ++lines;
+  EXPECT_EQ(lines, 1u) << both(o);
+  EXPECT_NE(o.err.find("--size 8192 is over the port's active MTU"), std::string::npos) << both(o);
+  json doc = load(out);
+  ASSERT_TRUE(doc.is_object()) << both(o);
+  EXPECT_EQ(doc["context"]["incomplete"], true);
+  EXPECT_EQ(doc["benchmarks"].size(), 0u);
+}
+
+}  // namespace
+}  // namespace rdmasweep::test
