@@ -130,23 +130,28 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
   return slots;
 }
 
-TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
-                             const verbs::CompletionQueue* shared)
-    : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
-  validate(cfg);
-  check_device_limits(cfg, dev);
+uint64_t TestResources::size_buffers(uint64_t slot) {
   // UD receives hold the GRH before the payload.
   msg_stride = round_slot(std::max(slot, cfg.work.size + (is_ud(cfg) ? kUdGrhBytes : 0)));
   msg_slots = message_slots(cfg);
   slot_bytes = msg_stride * msg_slots;
   regions = qp_regions(cfg);
   validate_seen.assign(cfg.knobs.validate ? cfg.work.qps : 0, 0);
-  uint64_t bytes = 2 * slot_bytes * regions;
+  const uint64_t bytes = 2 * slot_bytes * regions;
   if (bytes > (uint64_t{8} << 30))
     throw Error("a test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
                 " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
                 (msg_slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
                 (msg_slots > 1 ? " or --tx-depth/--rx-depth" : ""));
+  return bytes;
+}
+
+TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
+                             const verbs::CompletionQueue* shared)
+    : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
+  validate(cfg);
+  check_device_limits(cfg, dev);
+  const uint64_t bytes = size_buffers(slot);
   // auto asks for perftest's size first: the device's own limit is only probed (by
   // creating and destroying QPs, work that must not run beside a measurement) when
   // the device refuses that.

@@ -151,6 +151,8 @@ class TestResources {
   uint32_t lane = 0;
 
  private:
+  // Sets the buffer layout (stride, slots, regions) for `slot`; returns the bytes to register.
+  uint64_t size_buffers(uint64_t slot);
   verbs::PeerAddress path_to(const control::Endpoint& peer) const;
 
   const verbs::CompletionQueue* shared_cq_ = nullptr;
