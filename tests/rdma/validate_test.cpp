@@ -27,8 +27,8 @@ class Validate : public ServerSuite {
   }
   static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
   // Runs a sweep with --validate and checks each point: passed, named /validate,
-  // each QP moved exactly `iters` messages.
-  void expect_exact(std::vector<std::string> args, size_t points, uint64_t qps, uint64_t iters) {
+  // each QP (qps per thread) moved exactly `iters` messages.
+  void expect_exact(std::vector<std::string> args, size_t points, uint64_t qps, uint64_t iters, uint64_t threads = 1) {
     const std::string out = dir_ + "/v.json";
     args.insert(args.end(), {"--validate", "-q", std::to_string(qps), "-n", std::to_string(iters), "--warmup", "10",
                              "--out", out});
@@ -43,8 +43,8 @@ class Validate : public ServerSuite {
       EXPECT_NE(name.find("/validate"), std::string::npos);
       std::smatch m;
       ASSERT_TRUE(std::regex_search(name, m, std::regex("size:([0-9]+)")));
-      EXPECT_EQ(b["messages"].get<double>(), static_cast<double>(qps * iters));
-      EXPECT_EQ(b["bytes"].get<double>(), static_cast<double>(qps * iters) * std::stod(m[1]));
+      EXPECT_EQ(b["messages"].get<double>(), static_cast<double>(threads * qps * iters));
+      EXPECT_EQ(b["bytes"].get<double>(), static_cast<double>(threads * qps * iters) * std::stod(m[1]));
       EXPECT_EQ(b["qp_messages_min"].get<double>(), static_cast<double>(iters));
       EXPECT_EQ(b["qp_messages_max"].get<double>(), static_cast<double>(iters));
     }
@@ -52,11 +52,12 @@ class Validate : public ServerSuite {
 };
 
 // SEND bandwidth and latency (with and without a shared receive queue), two sizes on
-// the same QPs; WRITE latency; READ bandwidth.
+// the same QPs; WRITE latency; READ bandwidth and latency; SEND on two threads.
 TEST_F(Validate, SendWriteReadPassWithExactCounts) {
   expect_exact({"--op", "send", "--mode", "bw,lat", "--srq", "0,1", "-s", "64,4096"}, 8, 2, 200);
   expect_exact({"--op", "write", "--mode", "lat", "-s", "64,4096"}, 2, 2, 100);
-  expect_exact({"--op", "read", "--mode", "bw", "-s", "64,4096"}, 2, 2, 200);
+  expect_exact({"--op", "read", "--mode", "bw,lat", "-s", "64,4096"}, 4, 2, 100);
+  expect_exact({"--op", "send", "--mode", "bw", "-s", "1000", "--threads", "2"}, 1, 2, 100, 2);
 }
 
 // One byte of message 5 on QP 0 changed after the sender wrote its pattern: the
