@@ -112,7 +112,7 @@ void check_memlock(const std::vector<TestConfig>& points, Checklist& c) {
   for (const TestConfig& p : points) {
     uint64_t regions = qp_regions(p);
     // every thread has buffers of its own
-    pinned = std::max(pinned, 2 * regions * ((p.work.size + 63) / 64 * 64) * p.knobs.threads);
+    pinned = std::max(pinned, 2 * regions * message_slots(p) * ((p.work.size + 63) / 64 * 64) * p.knobs.threads);
   }
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);

@@ -99,6 +99,12 @@ void validate(const TestConfig& c) {
   require(!k.bidir || w.op != Op::Send || w.duration == 0,
           "bidir: SEND both ways counts the messages each side waits for: use --iters, not --duration (WRITE, READ "
           "and the atomics take --duration)");
+  // --validate needs a point where the receiving side sees each message (core/validate.hpp).
+  require(!k.validate || !is_atomic(w.op), "validate: the atomics already check the server's words; drop --validate");
+  require(!k.validate || k.transport == Transport::Rc, "validate: checks RC only (--transport rc)");
+  require(!k.validate || !k.bidir, "validate: not with --bidir; check each direction on its own");
+  require(!k.validate || w.op != Op::Write || w.mode == Mode::Lat,
+          "validate: a WRITE target sees no completion per message in bw mode; check WRITE with --mode lat");
   // Threads sleeping on one completion channel would take each other's events.
   require(!(k.events && k.threads > 1 && k.cq_scope == CqScope::Process),
           "events: --cq-scope process with several threads has one CQ for all of them; use --cq-scope thread "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/verbs/errors.hpp"
+#include "core/validate.hpp"
 #include "core/wr_id.hpp"
 
 namespace rdmasweep {
@@ -122,10 +123,27 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
       if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
     uint64_t regions = qp_regions(points[i]);
     const uint64_t grh = is_ud(points[i]) ? kUdGrhBytes : 0;  // before a UD receive's payload
-    bool fits = 2 * regions * round_slot(biggest + grh) * points[i].knobs.threads <= budget;  // each thread its own
+    const uint64_t per_thread = 2 * regions * message_slots(points[i]) * round_slot(biggest + grh);
+    bool fits = per_thread * points[i].knobs.threads <= budget;  // each thread its own
     slots[i] = round_slot((fits ? biggest : points[i].work.size) + grh);
   }
   return slots;
+}
+
+uint64_t TestResources::size_buffers(uint64_t slot) {
+  // UD receives hold the GRH before the payload.
+  msg_stride = round_slot(std::max(slot, cfg.work.size + (is_ud(cfg) ? kUdGrhBytes : 0)));
+  msg_slots = message_slots(cfg);
+  slot_bytes = msg_stride * msg_slots;
+  regions = qp_regions(cfg);
+  validate_seen.assign(cfg.knobs.validate ? cfg.work.qps : 0, 0);
+  const uint64_t bytes = 2 * slot_bytes * regions;
+  if (bytes > (uint64_t{8} << 30))
+    throw Error("a test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
+                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
+                (msg_slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
+                (msg_slots > 1 ? " or --tx-depth/--rx-depth" : ""));
+  return bytes;
 }
 
 TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
@@ -133,13 +151,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
   validate(cfg);
   check_device_limits(cfg, dev);
-  // UD receives hold the GRH before the payload.
-  slot_bytes = round_slot(std::max(slot, cfg.work.size + (is_ud(cfg) ? kUdGrhBytes : 0)));
-  regions = qp_regions(cfg);
-  uint64_t bytes = 2 * slot_bytes * regions;
-  if (bytes > (uint64_t{8} << 30))
-    throw Error("latency test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
-                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers: lower --qps or --size");
+  const uint64_t bytes = size_buffers(slot);
   // auto asks for perftest's size first: the device's own limit is only probed (by
   // creating and destroying QPs, work that must not run beside a measurement) when
   // the device refuses that.
@@ -158,6 +170,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     }
   }
   open_window();
+  fill_read_pattern();
   if (shared_cq_ == nullptr) {
     if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
     cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
@@ -207,7 +220,7 @@ void TestResources::limit_reads(uint32_t peer_max_rd_atom) {
 }
 
 bool TestResources::can_serve(const TestConfig& next) const {
-  return same_shape(cfg, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= slot_bytes;
+  return same_shape(cfg, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= msg_stride;
 }
 
 void TestResources::retarget(const TestConfig& next) {
@@ -215,6 +228,12 @@ void TestResources::retarget(const TestConfig& next) {
   use_inline = cfg.work.size <= inline_size;
   std::memset(mr.data(), 0, regions * slot_bytes);
   open_window();
+  fill_read_pattern();
+}
+
+void TestResources::fill_read_pattern() {
+  if (!cfg.knobs.validate || cfg.work.op != Op::Read || role != Role::Target) return;
+  for (uint32_t q = 0; q < regions; ++q) fill_pattern(rx_region(q), slot_bytes, q, 0);
 }
 
 void TestResources::open_window() {
@@ -306,9 +325,13 @@ ibv_mtu TestResources::path_mtu(ibv_mtu path) const {
 
 void TestResources::post_receives() {
   if (!posts_receives(cfg, role)) return;
+  // --validate: receive s has message buffer s of its region (message_slots >= rx_depth).
+  const bool own = msg_slots > 1;
+  const uint32_t length = static_cast<uint32_t>(own ? msg_stride : slot_bytes);
   if (uses_srq(cfg, role)) {
-    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), static_cast<uint32_t>(slot_bytes), rx_lkey(0)};
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), length, rx_lkey(0)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      if (own) sge.addr = reinterpret_cast<uint64_t>(rx_region(0) + s * msg_stride);
       ibv_recv_wr wr{};
       wr.wr_id = WrId::encode(0, s);
       wr.sg_list = &sge;
@@ -320,8 +343,9 @@ void TestResources::post_receives() {
   }
   for (uint32_t q = 0; q < qps.size(); ++q) {
     // The whole slot: a reused QP's receives fit every size of its sweep (and UD's GRH).
-    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), static_cast<uint32_t>(slot_bytes), rx_lkey(q)};
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), length, rx_lkey(q)};
     for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      if (own) sge.addr = reinterpret_cast<uint64_t>(rx_region(q) + s * msg_stride);
       ibv_recv_wr wr{};
       wr.wr_id = WrId::encode(q, s);
       wr.sg_list = &sge;

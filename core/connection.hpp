@@ -2,6 +2,7 @@
 // its configuration and checked against the device, and bringing N QPs to RTS.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,8 +41,16 @@ struct RemoteBuffer {
 
 // QP regions in each of a side's rx and tx areas: one per QP where each QP needs its
 // own (latency: completion is seen in memory; --mr-per-qp), else one all QPs share.
+// --validate gives each QP its own too: every QP's messages carry their own pattern.
 inline uint32_t qp_regions(const TestConfig& c) {
-  return c.work.mode == Mode::Lat || c.knobs.mr_per_qp ? c.work.qps : 1;
+  return c.work.mode == Mode::Lat || c.knobs.mr_per_qp || c.knobs.validate ? c.work.qps : 1;
+}
+
+// Message buffers per QP region: one, except SEND with --validate, where every message
+// in flight (a send, a posted receive) has its own so none is overwritten before it is
+// checked. Message k of a QP uses buffer k % message_slots.
+inline uint32_t message_slots(const TestConfig& c) {
+  return c.knobs.validate && c.work.op == Op::Send ? std::max(c.knobs.tx_depth, c.knobs.rx_depth) : 1;
 }
 
 // Points whose verbs objects are interchangeable: a sweep reuses one set of QPs,
@@ -93,9 +102,12 @@ class TestResources {
   ibv_mtu path_mtu(ibv_mtu path) const;
   // Posts the initial receives (connect() does it; RDMA-CM connects call it after).
   void post_receives();
+  // --validate READ: the target's regions hold the pattern its reads are checked against.
+  void fill_read_pattern();
 
   // Buffer layout: [rx area: regions x slot][tx area: regions x slot]. Latency tests
   // give each QP its own region (completion is seen in memory); bandwidth tests share one.
+  // A region holds msg_slots message buffers of msg_stride bytes (message_slots()).
   char* rx_region(uint32_t qp) const { return mr.data() + (regions == 1 ? 0 : qp) * slot_bytes; }
   char* tx_region(uint32_t qp) const { return rx_region(qp) + regions * slot_bytes; }
 
@@ -103,8 +115,11 @@ class TestResources {
   TestConfig cfg;
   Role role;
   GidEntry gid;
-  uint64_t slot_bytes = 0;
+  uint64_t slot_bytes = 0;    // one region: msg_slots x msg_stride
+  uint64_t msg_stride = 0;    // one message buffer: the largest size of the shape
+  uint32_t msg_slots = 1;
   uint32_t regions = 1;
+  std::vector<uint32_t> validate_seen;  // --validate: messages received per QP, for the QPs' lifetime
   uint32_t inline_size = 0;  // the QPs' max inline data: inline_limit() of the knob
   bool use_inline = false;   // this point's messages go inline
   uint8_t rd_atomic = 1;     // RDMA READs in flight per QP (max_rd_atomic, max_dest_rd_atomic)
@@ -136,6 +151,8 @@ class TestResources {
   uint32_t lane = 0;
 
  private:
+  // Sets the buffer layout (stride, slots, regions) for `slot`; returns the bytes to register.
+  uint64_t size_buffers(uint64_t slot);
   verbs::PeerAddress path_to(const control::Endpoint& peer) const;
 
   const verbs::CompletionQueue* shared_cq_ = nullptr;

@@ -33,7 +33,7 @@ class PointResources {
   TestResources& lane(uint32_t t) { return *lanes_[t]; }
   const TestResources& lane(uint32_t t) const { return *lanes_[t]; }
   const TestConfig& cfg() const { return lanes_[0]->cfg; }
-  uint64_t slot_bytes() const { return lanes_[0]->slot_bytes; }
+  uint64_t slot_bytes() const { return lanes_[0]->msg_stride; }  // per message: what the peer sizes by
 
   bool can_serve(const TestConfig& next) const { return lanes_[0]->can_serve(next); }
   void retarget(const TestConfig& next);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/loop_bw.hpp"
+#include "core/loop_validate.hpp"
 
 namespace rdmasweep {
 
@@ -36,6 +37,10 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
     return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals);
   }
   VerbsOps ops(r, poller, nullptr);
+  if (r.cfg.knobs.validate) {  // never with --bidir (validate() refuses it)
+    CheckedOps checked(r, ops, nullptr);
+    return bw_initiator_loop(checked, wrs, r.sq, p, watch);
+  }
   return bw_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
@@ -81,6 +86,10 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   IdleWatch watch(local);
   Poller poller(r, watch);
   VerbsOps ops(r, poller, &receives);
+  if (r.cfg.knobs.validate) {
+    CheckedOps checked(r, ops, &receives);
+    return bw_receiver_loop(checked, count, r.cfg.knobs.poll_batch, warmup, watch);
+  }
   return bw_receiver_loop(ops, count, r.cfg.knobs.poll_batch, warmup, watch);
 }
 

@@ -167,6 +167,21 @@ class Receives {
     if (int rc = ibv_post_recv(qp_[q], &wr_[q], &bad)) fail_post(rc, "ibv_post_recv", q);
     return q;
   }
+  // --validate: the receive goes back with its own message buffer (one per receive).
+  uint32_t complete_at(const ibv_wc& wc, char* buf, uint32_t length) {
+    ibv_sge& s = sge_[srq_ != nullptr ? 0 : WrId::qp(wc.wr_id)];
+    s.addr = reinterpret_cast<uint64_t>(buf);
+    s.length = length;
+    return complete(wc);
+  }
+  bool shared() const { return srq_ != nullptr; }  // receives from a shared receive queue
+  // The QP a receive completion belongs to (complete() reposts it).
+  uint32_t qp_of(const ibv_wc& wc) const {
+    if (srq_ == nullptr) return WrId::qp(wc.wr_id);
+    uint32_t q = r_.qp_of.find(wc.qp_num);
+    if (q == QpnTable::kMissing) unknown_qp(wc);
+    return q;
+  }
 
  private:
   [[noreturn]] void unknown_qp(const ibv_wc& wc) const;

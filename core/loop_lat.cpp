@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/loop_lat.hpp"
+#include "core/loop_validate.hpp"
 
 namespace rdmasweep {
 
@@ -44,6 +45,10 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
   VerbsOps ops(r, poller, &receives);
+  if (r.cfg.knobs.validate) {
+    CheckedOps checked(r, ops, &receives);
+    return lat_initiator_loop(checked, wrs, r.sq, p, watch);
+  }
   return lat_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
@@ -58,6 +63,10 @@ LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunCon
   IdleWatch watch(ctl);
   Poller poller(r, watch);
   VerbsOps ops(r, poller, &receives);
+  if (r.cfg.knobs.validate) {
+    CheckedOps checked(r, ops, &receives);
+    return lat_responder_loop(checked, wrs, r.sq, p, finished, watch);
+  }
   return lat_responder_loop(ops, wrs, r.sq, p, finished, watch);
 }
 

@@ -160,6 +160,27 @@ TEST_F(Cm, UnroutableOrUnreachableAddressEndsInOneLine) {
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
 }
 
+// A client whose --cm address answers nothing: the server's RDMA address with no
+// listener on the control port, and (lab only) an address no route reaches. Each ends
+// within --timeout in exactly one line on stderr naming the address, exit non-zero.
+TEST_F(Cm, NoListenerOrNoRouteEndsInOneLineWithinTimeout) {
+  std::vector<std::pair<std::string, std::string>> cases = {{addr_, "1"}};  // port 1: nothing listens there
+  if (addr_ == "192.0.2.1") cases.emplace_back("10.99.99.99", port_);       // the lab VM has no route to 10/8
+  for (const auto& [host, port] : cases) {
+    SCOPED_TRACE(host + ":" + port);
+    auto t0 = std::chrono::steady_clock::now();
+    Outcome o = run({RDMASWEEP_BIN, "client", host, "--port", port, "--cm", "--timeout", "3", "--no-progress", "--out",
+                     dir_ + "/x.json"},
+                    60s);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(o.code, 0) << both(o);
+    EXPECT_NE(o.code, -1) << "hung: " << both(o);
+    EXPECT_LT(took, 3 + 5) << both(o);  // --timeout, plus starting up under emulation
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+    EXPECT_NE(o.err.find(host), std::string::npos) << both(o);
+  }
+}
+
 // --device or --ib-port other than the ones the address routes to: refused in one
 // line naming the route's device and port, before anything is opened.
 TEST_F(Cm, DeviceOtherThanTheRoutesIsRefusedInOneLine) {

@@ -84,6 +84,7 @@ KNOBS = {
     "bidir": ("bidir", False),  # bandwidth both ways at once
     "mr_per_qp": ("mr_per_qp", False),  # each QP its own memory regions
     "transport": ("transport", "rc"),  # rc or ud (SEND only; sent, received and lost counted)
+    "validate": ("validate", False),  # every byte of every message checked (costs a fill and a check)
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
