@@ -1,8 +1,10 @@
 #include "core/counters.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,12 @@ CounterValues PortCounters::read() const {
     if (in >> x) v[f.name] = x;
   }
   return v;
+}
+
+CounterValues PortCounters::read_after_traffic() const {
+  // 10 ms plus two jiffies at HZ=100, the coarsest tick a kernel has.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  return read();
 }
 
 std::vector<std::string> PortCounters::names() const {

@@ -31,6 +31,11 @@ class PortCounters {
   const std::string& where() const { return where_; }
   // Every counter now. A file that cannot be read (some need privileges) is skipped.
   CounterValues read() const;
+  // Every counter once traffic has ended: the kernel keeps a driver's hw_counters for
+  // 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN, rounded up to jiffies) after any process
+  // read them, so a read sooner after the last packet may miss it; this waits that
+  // long first (outside every measured window).
+  CounterValues read_after_traffic() const;
   // The raw names, sorted (what `rdmasweep devices` lists).
   std::vector<std::string> names() const;
 

@@ -156,6 +156,9 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
 // A side's counters before a point; its deltas after (the point's whole exchange,
 // outside the measured window).
 static CounterValues sample(const LocalFabric& f) { return f.counters.available() ? f.counters.read() : CounterValues{}; }
+static CounterValues sample_after(const LocalFabric& f) {
+  return f.counters.available() ? f.counters.read_after_traffic() : CounterValues{};
+}
 
 PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   const CounterValues c0 = sample(fabric_);
@@ -173,7 +176,7 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
     PointResult r = run_connected(*res_, reuse, t0);
     r.reused = reuse;
     if (fabric_.counters.available()) {
-      r.client_counters = counter_delta(c0, sample(fabric_));
+      r.client_counters = counter_delta(c0, sample_after(fabric_));
       r.has_client_counters = true;
     }
     return r;
@@ -412,7 +415,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   result.cpu_seconds = cpu;
   if (fabric.counters.available()) {
     result.has_counters = true;
-    result.counters = counter_delta(c0, sample(fabric));
+    result.counters = counter_delta(c0, sample_after(fabric));
   }
   ch.send(MsgType::Result, control::to_json(result));
 }

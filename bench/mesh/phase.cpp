@@ -364,7 +364,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
 
   // 5. Results to rank 0, which reports every flow: a flow whose rank stopped
   // answering fails naming it; the phase's other flows keep their results.
-  const json port = counted ? json(counter_delta(c0, fabric->counters.read())) : json(nullptr);
+  const json port = counted ? json(counter_delta(c0, fabric->counters.read_after_traffic())) : json(nullptr);
   std::vector<std::string> gathered;
   collect_results(w, flow_results(ends, cfg, setup, w, hosts, port), gathered);
   const std::set<int> gone = poll_liveness();

@@ -248,7 +248,8 @@ TEST(Knobs, TheMeshMulticastDefaultsAndRefusals) {
       {{"mesh", "--pattern", "multicast", "-s", "8"}, "below 16 bytes"},
       {{"mesh", "--pattern", "multicast", "-q", "2"}, "one QP and one thread"},
       {{"mesh", "--pattern", "multicast", "--duration", "1"}, "give --iters"},
-      {{"mesh", "--pattern", "multicast", "--transport", "rc"}, "runs over UD"}};
+      {{"mesh", "--pattern", "multicast", "--transport", "rc"}, "runs over UD"},
+      {{"mesh", "--pattern", "multicast", "--validate", "1"}, "checks RC only"}};
   for (const auto& [args, why] : refused) {
     try {
       parse(p, args);
