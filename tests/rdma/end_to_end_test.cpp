@@ -32,7 +32,6 @@ static const std::string kBin = RDMASWEEP_BIN;
 static json load(const std::string& path) { return load_json(path); }
 
 // Lines a failed command printed, for the assertion message.
-static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 // One server for the whole suite, on a port the kernel picks.
 class EndToEnd : public ServerSuite {

@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 
 static const std::string kBin = RDMASWEEP_BIN;
 
-static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 static size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -22,10 +22,6 @@ using namespace std::chrono_literals;
 
 class Validate : public ServerSuite {
  protected:
-  Outcome client(std::vector<std::string> args, std::chrono::milliseconds timeout = 300s) {
-    return run(client_argv(args), timeout);
-  }
-  static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
   // Runs a sweep with --validate and checks each point: passed, named /validate,
   // each QP (qps per thread) moved exactly `iters` messages.
   void expect_exact(std::vector<std::string> args, size_t points, uint64_t qps, uint64_t iters, uint64_t threads = 1) {

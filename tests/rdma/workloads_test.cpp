@@ -16,13 +16,7 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-class Workloads : public ServerSuite {
- protected:
-  Outcome client(std::vector<std::string> args, std::chrono::milliseconds timeout = 300s) {
-    return run(client_argv(args), timeout);
-  }
-  static std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
-};
+class Workloads : public ServerSuite {};
 
 static const json& point(const json& r, const std::string& prefix) {
   for (const json& b : r["benchmarks"])

@@ -59,6 +59,4 @@ inline nlohmann::json load(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-inline std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
-
 }  // namespace rdmasweep::test

@@ -44,6 +44,8 @@ struct Outcome {
   std::string out, err;
 };
 Outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+// Both streams of `o`, for a failed assertion's message.
+inline std::string both(const Outcome& o) { return "stdout:\n" + o.out + "\nstderr:\n" + o.err; }
 
 std::string read_file(const std::string& path);
 

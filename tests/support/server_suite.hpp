@@ -36,6 +36,11 @@ class ServerSuite : public ::testing::Test {
     a.insert(a.end(), args.begin(), args.end());
     return a;
   }
+  // Runs that client.
+  Outcome client(std::vector<std::string> args,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(300)) const {
+    return run(client_argv(args), timeout);
+  }
 
   static inline std::unique_ptr<Process> server_;
   static inline std::string port_;

@@ -63,6 +63,9 @@ class VsPerftest(unittest.TestCase):
                 # Both directions: perftest -b and rdmasweep --bidir, or neither.
                 self.assertEqual("-b" in pc, point.endswith("/bidir"))
                 self.assertEqual("--bidir" in sc, point.endswith("/bidir"))
+                # UD: perftest -c UD and rdmasweep --transport ud, or neither.
+                self.assertEqual(pc.get("-c") == "UD", point.endswith("/ud"))
+                self.assertEqual(sc.get("--transport") == "ud", point.endswith("/ud"))
                 # Both tools' servers and clients pinned alike.
                 for side in ("server", "client"):
                     self.assertEqual(by[("perftest", side)][:3], by[("rdmasweep", side)][:3])
