@@ -47,7 +47,7 @@ const Command kCommands[] = {
     {"client", "run a test or a sweep against a server (run on the other host)", client_main},
     {"devices", "list RDMA devices, ports and GIDs", devices_main},
     {"doctor", "check what would break a run, and how to fix it", doctor_main},
-    {"mesh", "many nodes at once, started by mpirun (pairs, incast, all-to-all)", mesh_main},
+    {"mesh", "many nodes at once, started by mpirun (pairs, incast, all-to-all, multicast)", mesh_main},
     {"hunt", "search the workload space for performance anomalies and shrink each to its trigger", hunt_main},
 };
 
@@ -62,7 +62,7 @@ std::vector<Choices> choices() {
           {"mode", {to_string(Mode::Bw), to_string(Mode::Lat)}},
           {"cq-scope", {to_string(CqScope::Thread), to_string(CqScope::Process)}},
           {"transport", {to_string(Transport::Rc), to_string(Transport::Ud)}},
-          {"pattern", {"pairs", "incast", "all-to-all"}},
+          {"pattern", {"pairs", "incast", "all-to-all", "multicast"}},
           {"cq-policy", {"error", "cap"}},
           {"clock", {"auto", "tsc", "system"}}};
 }
