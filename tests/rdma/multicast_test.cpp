@@ -4,12 +4,15 @@
 // a point sends, so nothing may be lost on a loopback device).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "core/multicast.hpp"
 #include "tests/support/mpi_run.hpp"
 #include "tests/support/process.hpp"
 
@@ -90,6 +93,50 @@ TEST(Multicast, SizeOverTheMtuRefusedInOneLine) {
   ASSERT_TRUE(doc.is_object()) << both(o);
   EXPECT_EQ(doc["context"]["incomplete"], true);
   EXPECT_EQ(doc["benchmarks"].size(), 0u);
+}
+
+// The engine without MPI (so the sanitizers run it too: tools/sanitize leaves the
+// mpirun tests out): a sender and a receiver in one process, on one device, joined to
+// one group; a point's datagrams counted exactly, then a second point's apart from it.
+TEST(MulticastEngine, SenderAndReceiverInOneProcess) {
+  REQUIRE_DEVICE();
+  verbs::Device dev = verbs::Device::open("", 1);
+  const GidEntry gid = select_gid(dev, -1);
+  TestConfig c;
+  c.work.size = 256;
+  c.work.iters = kIters;
+  c.work.warmup = kWarmup;
+  c.knobs.transport = Transport::Ud;
+  check_multicast_point(c);
+  McastEnd receiver(dev, gid, "239.255.82.7", true, {c}, std::chrono::seconds(10));
+  McastEnd sender(dev, gid, "239.255.82.7", false, {c}, std::chrono::seconds(10));
+  std::atomic<bool> stop{false};
+  for (uint32_t tag : {1u, 2u}) {
+    SCOPED_TRACE(tag);
+    c.work.mode = tag == 1 ? Mode::Bw : Mode::Lat;
+    std::atomic<int64_t> expected{-1};
+    McastReceived got;
+    std::string err;
+    std::thread t([&] {
+      try {
+        got = receiver.receive(c, tag, expected, true, stop);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    });
+    const McastSent sent = sender.send(c, tag, stop);
+    expected = static_cast<int64_t>(sent.sent);
+    t.join();
+    ASSERT_EQ(err, "");
+    EXPECT_EQ(sent.sent, kSent);
+    EXPECT_EQ(sent.measured, kIters);
+    EXPECT_GT(sent.seconds, 0);
+    EXPECT_EQ(got.received, kSent);
+    EXPECT_EQ(got.warmup_received, kWarmup);
+    EXPECT_EQ(got.measured, kIters);
+    EXPECT_EQ(got.late, 0u);
+    EXPECT_EQ(got.hist.count(), kIters);  // one clock: every measured datagram's latency
+  }
 }
 
 }  // namespace
