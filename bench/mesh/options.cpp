@@ -52,11 +52,10 @@ void multicast_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   if (!axis.count("size") && m.config_file.empty()) m.spec.size = {kMcastDefaultSize};
   for (const std::string& op : m.spec.op)
     if (op != "send") throw cli::UsageError("--pattern multicast: --op " + op + ": multicast sends (use --op send)");
-  for (const std::string& t : m.spec.transport)
-    if (t != "ud") {
-      if (axis.count("transport")) throw cli::UsageError("--pattern multicast runs over UD (--transport ud)");
-      m.spec.transport = {"ud"};
-    }
+  const bool all_ud = std::all_of(m.spec.transport.begin(), m.spec.transport.end(),
+                                  [](const std::string& t) { return t == "ud"; });
+  if (!all_ud && axis.count("transport")) throw cli::UsageError("--pattern multicast runs over UD (--transport ud)");
+  m.spec.transport = {"ud"};
   try {
     for (const TestConfig& c : expand(m.spec)) check_multicast_point(c);
   } catch (const ConfigError& e) {
