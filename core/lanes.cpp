@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/cm_connect.hpp"
@@ -115,10 +116,15 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
   }
   std::atomic<bool> failed{false};
   std::vector<std::exception_ptr> errors(n);
-  RunControl first = ctl, others = ctl;
-  first.on_idle = [&] {
+  // Every lane looks outside at its idle checks (the caller's on_idle: the control
+  // channel), one at a time: a lane that finished early, or one stuck waiting, must
+  // not leave the others deaf to the peer's DONE, its error or its silence.
+  std::mutex outside;
+  RunControl each = ctl, others = ctl;
+  each.on_idle = [&] {
     if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
-    if (ctl.on_idle) ctl.on_idle();
+    std::unique_lock<std::mutex> turn(outside, std::try_to_lock);
+    if (turn && ctl.on_idle) ctl.on_idle();
   };
   others.on_idle = [&] {
     if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
@@ -128,7 +134,7 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
     try {
       if (pin && t > 0) pin_this_thread(place->cpu_of(t));
       start.wait(others.on_idle);  // a thread that failed to start never arrives
-      body(t, t == 0 ? first : others);
+      body(t, each);
     } catch (...) {
       errors[t] = std::current_exception();
       failed.store(true, std::memory_order_relaxed);

@@ -54,9 +54,10 @@ class PointResources {
   std::unique_ptr<CmLinks> cm;
 };
 
-// Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread (which
-// keeps `ctl`, and so the control channel its on_idle reads), the others on threads
-// of their own, whose ctl_t has no on_idle of the caller's. All start together after
+// Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread, the
+// others on threads of their own. Every lane's idle check calls the caller's on_idle
+// (the control channel it reads), one lane at a time, whichever is idle first, so a
+// lane that finished early leaves no other deaf to the peer. All start together after
 // a barrier, pinned when `place` says so; when one fails the others stop at their
 // next idle check, and the first failure is rethrown.
 void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,

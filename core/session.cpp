@@ -141,6 +141,7 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
   control::Hello me = hello_with_cpus(fabric_, opt_);
   me.beside = opt_.beside;
   me.cm = !opt_.cm_address.empty();
+  me.timeout_ms = static_cast<uint32_t>(opt_.timeout.count());
   ch_.send(MsgType::Hello, control::to_json(me));
   try {
     server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
@@ -151,6 +152,9 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
                                 " s: it serves one client at a time, so another client is probably running against it "
                                 "(wait for it, or raise --timeout to queue)");
   }
+  // From here each side ticks, and a server silent for our --timeout is given up.
+  ch_.start_heartbeat();
+  ch_.bound_silence(control::silence_bound(me.timeout_ms));
 }
 
 // A side's counters before a point; its deltas after (the point's whole exchange,
@@ -429,7 +433,13 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
     log("client " + ch.peer() + " (" + client.host + ") refused: " + why);
     return 0;
   }
-  ch.send(MsgType::Hello, control::to_json(hello_with_cpus(fabric, opt)));
+  control::Hello me = hello_with_cpus(fabric, opt);
+  me.timeout_ms = static_cast<uint32_t>(opt.timeout.count());
+  ch.send(MsgType::Hello, control::to_json(me));
+  // A client that says nothing, not even a TICK, for its own --timeout is given up:
+  // whatever it was doing, the point's threads stop and the server is free again.
+  ch.start_heartbeat();
+  ch.bound_silence(control::silence_bound(client.timeout_ms));
   log("client " + ch.peer() + " (" + client.host + ", " + client.device + ") connected" +
       (client.cm ? "; its QPs connect with RDMA-CM" : ""));
   size_t served = 0;

@@ -1,5 +1,6 @@
 #include "bench/hunt/runner.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -24,7 +25,7 @@ Measurement measurement_of(const PointResult& r) {
 }
 
 Runner::Runner(LocalFabric& fabric, RunnerOptions opt, SweepReport& report)
-    : fabric_(fabric), opt_(std::move(opt)), report_(report), main_(connect()) {}
+    : fabric_(fabric), opt_(std::move(opt)), report_(report), main_(reconnect()) {}
 
 Runner::~Runner() {
   for (auto* s : {&main_, &aggressor_})
@@ -35,6 +36,36 @@ std::unique_ptr<ClientSession> Runner::connect(bool beside) {
   SessionOptions so = opt_.session;
   so.beside = beside;  // the aggressor: the server serves it beside our own session
   return std::make_unique<ClientSession>(fabric_, control::Channel::connect(opt_.host, opt_.port, so.timeout), so);
+}
+
+// How long a busy, gone or silent server is waited for: twice the --timeout a silent
+// client is held for (the server frees itself of such a client within one), at least 10 s.
+static std::chrono::milliseconds patience(const SessionOptions& so) {
+  return std::max<std::chrono::milliseconds>(2 * so.timeout, std::chrono::seconds(10));
+}
+
+std::unique_ptr<ClientSession> Runner::reconnect(bool beside) {
+  const auto deadline = std::chrono::steady_clock::now() + patience(opt_.session);
+  while (true) {
+    std::string why;
+    try {
+      return connect(beside);
+    } catch (const control::ChannelError& e) {
+      why = e.what();
+    }
+    if (opt_.session.interrupted && *opt_.session.interrupted) throw control::ChannelError("interrupted");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw ServerUnusable("the server at " + opt_.host + ":" + std::to_string(opt_.port) + " stayed unusable for " +
+                           std::to_string(patience(opt_.session).count() / 1000) + " s (" + why +
+                           "): the hunt stops here, its report keeps what it measured");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+void Runner::renew(std::unique_ptr<ClientSession>& session, bool beside) {
+  if (session && !session->broken()) return;
+  session.reset();  // its socket closes: the server lets the broken point go
+  session = reconnect(beside);
 }
 
 static std::string entry_name(const TestConfig& cfg, const std::string& role) {
@@ -77,15 +108,22 @@ void Runner::record(const TestConfig& cfg, const PointResult* r, const std::stri
 
 std::optional<PointResult> Runner::run(std::unique_ptr<ClientSession>& session, const TestConfig& cfg,
                                        const std::string& phase, const std::string& role, std::string* error) {
-  try {
-    if (!session || session->broken()) session = connect();
-    PointResult r = session->run(cfg);
-    record(cfg, &r, "", phase, role);
-    return r;
-  } catch (const std::exception& e) {
-    *error = e.what();
+  // A server that went silent mid-run measured nothing: not a failed point, the run
+  // is made again on a new connection (once; renew() gives up on a server that stays so).
+  for (int attempt = 0;; ++attempt) {
+    renew(session);
+    try {
+      PointResult r = session->run(cfg);
+      record(cfg, &r, "", phase, role);
+      return r;
+    } catch (const control::Silent& e) {
+      if (attempt == 0) continue;
+      *error = e.what();
+    } catch (const std::exception& e) {
+      *error = e.what();
+    }
     record(cfg, nullptr, *error, phase, role);
-    if (opt_.session.interrupted && *opt_.session.interrupted) throw;
+    if (opt_.session.interrupted && *opt_.session.interrupted) throw control::ChannelError("interrupted");
     return std::nullopt;
   }
 }
@@ -112,7 +150,7 @@ Measurement Runner::measure(const Candidate& c, const std::string& phase) {
   std::exception_ptr failure;
   std::thread t([&] {
     try {
-      if (!aggressor_ || aggressor_->broken()) aggressor_ = connect(true);
+      renew(aggressor_, true);
       ar = aggressor_->run(aggr);
     } catch (const std::exception& e) {
       aerr = e.what();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "bench/hunt/oracles.hpp"
@@ -11,6 +12,13 @@
 #include "core/session.hpp"
 
 namespace rdmasweep::hunt {
+
+// The server cannot be used (busy with another client, gone, or silent) and did not
+// come back within Runner::kServerPatience: the hunt stops, its report kept.
+class ServerUnusable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct RunnerOptions {
   std::string host;
@@ -33,6 +41,11 @@ class Runner {
   std::optional<PointResult> run(std::unique_ptr<ClientSession>& session, const TestConfig& cfg,
                                  const std::string& phase, const std::string& role, std::string* error);
   std::unique_ptr<ClientSession> connect(bool beside = false);
+  // connect(), tried again for a while when the server is busy, gone or silent;
+  // throws ServerUnusable when it stays so.
+  std::unique_ptr<ClientSession> reconnect(bool beside = false);
+  // A broken session is closed first: left open, it would hold the server.
+  void renew(std::unique_ptr<ClientSession>& session, bool beside = false);
   void record(const TestConfig& cfg, const PointResult* r, const std::string& error, const std::string& phase,
               const std::string& role);
 

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <memory>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace rdmasweep::control {
@@ -38,18 +40,51 @@ static void tune(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 }
 
-Channel::Channel(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) { tune(fd_); }
-Channel::Channel(Channel&& o) noexcept : fd_(std::exchange(o.fd_, -1)), peer_(std::move(o.peer_)), in_(std::move(o.in_)) {}
+struct Channel::Link {
+  int fd = -1;
+  std::string peer;
+  std::mutex send_mu;  // whole frames: the heartbeat's TICKs never split a message
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stop = false;
+  std::thread beat;
+
+  void send(const std::string& frame);
+  void stop_beat() {
+    if (!beat.joinable()) return;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      stop = true;
+    }
+    wake.notify_all();
+    beat.join();
+  }
+};
+
+Channel::Channel(int fd, std::string peer)
+    : link_(std::make_unique<Link>()), fd_(fd), peer_(std::move(peer)), heard_(Clock::now()) {
+  link_->fd = fd_;
+  link_->peer = peer_;
+  tune(fd_);
+}
+Channel::Channel(Channel&& o) noexcept
+    : link_(std::move(o.link_)), fd_(std::exchange(o.fd_, -1)), peer_(std::move(o.peer_)), in_(std::move(o.in_)),
+      heard_(o.heard_), silence_(o.silence_) {}
 Channel& Channel::operator=(Channel&& o) noexcept {
   if (this != &o) {
+    if (link_) link_->stop_beat();
     if (fd_ >= 0) ::close(fd_);
+    link_ = std::move(o.link_);
     fd_ = std::exchange(o.fd_, -1);
     peer_ = std::move(o.peer_);
     in_ = std::move(o.in_);
+    heard_ = o.heard_;
+    silence_ = o.silence_;
   }
   return *this;
 }
 Channel::~Channel() {
+  if (link_) link_->stop_beat();
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -100,22 +135,56 @@ Channel Channel::connect(const std::string& host, uint16_t port, milliseconds ti
                      " (is `rdmasweep server` running there, and is the port open in its firewall?)");
 }
 
-void Channel::send(MsgType type, const nlohmann::json& body) {
-  std::string frame = encode_frame(type, body);
+void Channel::Link::send(const std::string& frame) {
+  std::lock_guard<std::mutex> g(send_mu);
   size_t off = 0;
   while (off < frame.size()) {
-    ssize_t n = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
-        pollfd p{fd_, POLLOUT, 0};
-        if (::poll(&p, 1, 10000) != 1) throw ChannelError("control channel to " + peer_ + ": send timed out");
+        pollfd p{fd, POLLOUT, 0};
+        if (::poll(&p, 1, 10000) != 1) throw ChannelError("control channel to " + peer + ": send timed out");
         continue;
       }
-      throw ChannelError("control channel to " + peer_ + " lost: " + std::strerror(errno));
+      throw ChannelError("control channel to " + peer + " lost: " + std::strerror(errno));
     }
     off += static_cast<size_t>(n);
   }
+}
+
+void Channel::send(MsgType type, const nlohmann::json& body) {
+  if (!link_) throw ChannelError("control channel: not connected");
+  link_->send(encode_frame(type, body));
+}
+
+void Channel::start_heartbeat() {
+  Link* l = link_.get();
+  if (l == nullptr || l->beat.joinable()) return;
+  l->beat = std::thread([l] {
+    const std::string tick = encode_frame(MsgType::Tick, nlohmann::json::object());
+    std::unique_lock<std::mutex> lk(l->mu);
+    while (!l->wake.wait_for(lk, kTickEvery, [l] { return l->stop; })) {
+      lk.unlock();
+      try {
+        l->send(tick);
+      } catch (const std::exception&) {
+        return;  // the peer is gone: the channel's own reads and writes say so
+      }
+      lk.lock();
+    }
+  });
+}
+
+void Channel::bound_silence(milliseconds limit) {
+  silence_ = limit;
+  heard_ = Clock::now();
+}
+
+void Channel::check_silence() const {
+  if (silence_.count() <= 0 || Clock::now() - heard_ <= silence_) return;
+  throw Silent("peer " + peer_ + " has sent nothing, not even its heartbeat, for " +
+               std::to_string(silence_.count() / 1000) + " s: it is stopped, hung or its host is gone");
 }
 
 bool Channel::fill(int timeout_ms) {
@@ -132,16 +201,19 @@ bool Channel::fill(int timeout_ms) {
     throw ChannelError("control channel to " + peer_ + " lost: " + std::strerror(errno));
   }
   in_.append(buf, static_cast<size_t>(n));
+  heard_ = Clock::now();
   return true;
 }
 
 std::optional<Message> Channel::take() {
-  if (in_.size() < kHeaderBytes) return std::nullopt;
-  Header h = decode_header(reinterpret_cast<const uint8_t*>(in_.data()));
-  if (in_.size() < kHeaderBytes + h.length) return std::nullopt;
-  std::string payload = in_.substr(kHeaderBytes, h.length);
-  in_.erase(0, kHeaderBytes + h.length);
-  return Message{h.type, decode_payload(payload)};
+  while (in_.size() >= kHeaderBytes) {
+    Header h = decode_header(reinterpret_cast<const uint8_t*>(in_.data()));
+    if (in_.size() < kHeaderBytes + h.length) return std::nullopt;
+    std::string payload = in_.substr(kHeaderBytes, h.length);
+    in_.erase(0, kHeaderBytes + h.length);
+    if (h.type != MsgType::Tick) return Message{h.type, decode_payload(payload)};
+  }
+  return std::nullopt;
 }
 
 Message Channel::recv(milliseconds timeout) {
@@ -149,9 +221,10 @@ Message Channel::recv(milliseconds timeout) {
   while (true) {
     if (auto m = take()) return std::move(*m);
     throw_if_interrupted();
+    check_silence();
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
-      throw Timeout("peer " + peer_ + " sent nothing for " + std::to_string(timeout.count() / 1000) +
+      throw Timeout("peer " + peer_ + " did not answer within " + std::to_string(timeout.count() / 1000) +
                          " s: is it still running? (raise --timeout for very long tests)");
     fill(static_cast<int>(std::min<long>(left, 1000)));
   }
@@ -168,7 +241,9 @@ nlohmann::json Channel::expect(MsgType expected, milliseconds timeout) {
 std::optional<Message> Channel::try_recv() {
   if (auto m = take()) return m;
   fill(0);
-  return take();
+  if (auto m = take()) return m;
+  check_silence();
+  return std::nullopt;
 }
 
 Listener::Listener(const std::string& bind_addr, uint16_t port) {

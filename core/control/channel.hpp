@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,12 @@ class ChannelError : public std::runtime_error {
 };
 // The peer sent nothing within the deadline.
 class Timeout : public ChannelError {
+ public:
+  using ChannelError::ChannelError;
+};
+// The peer sent nothing at all, not even a TICK, for longer than bound_silence()
+// allows: it is stopped, hung, or its host is gone.
+class Silent : public ChannelError {
  public:
   using ChannelError::ChannelError;
 };
@@ -52,17 +59,30 @@ class Channel {
   // receiver's loop while it is idle.
   std::optional<Message> try_recv();
 
+  // From now on a thread of the channel's own sends TICK every kTickEvery until the
+  // channel closes; the peer's TICKs are never returned by recv/try_recv.
+  void start_heartbeat();
+  // From now on recv, expect and try_recv throw Silent once the peer has sent nothing,
+  // not even a TICK, for `limit` (whatever their own timeout); 0: no bound.
+  void bound_silence(std::chrono::milliseconds limit);
+
   const std::string& peer() const { return peer_; }
   // Blocking waits end with ChannelError("interrupted") once *flag is set (SIGINT/SIGTERM).
   static void set_interrupt_flag(const std::atomic<bool>* flag);
 
  private:
   bool fill(int timeout_ms);  // reads what is available; false on timeout
-  std::optional<Message> take();
+  std::optional<Message> take();  // a whole message other than TICK, if one is here
+  void check_silence() const;
 
+  // What the heartbeat thread shares with the channel, on the heap so a move keeps it.
+  struct Link;
+  std::unique_ptr<Link> link_;
   int fd_ = -1;
   std::string peer_;
   std::string in_;
+  std::chrono::steady_clock::time_point heard_{};  // the peer's last bytes
+  std::chrono::milliseconds silence_{0};
 };
 
 class Listener {

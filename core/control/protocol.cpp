@@ -1,5 +1,7 @@
 #include "core/control/protocol.hpp"
 
+#include <algorithm>
+
 namespace rdmasweep::control {
 
 using nlohmann::json;
@@ -15,6 +17,7 @@ const char* to_string(MsgType t) {
     case MsgType::Result: return "RESULT";
     case MsgType::Error: return "ERROR";
     case MsgType::Bye: return "BYE";
+    case MsgType::Tick: return "TICK";
   }
   return "?";
 }
@@ -46,7 +49,7 @@ Header decode_header(const uint8_t* p) {
     throw ProtocolError("peer speaks control protocol " + std::to_string(version) + ", this rdmasweep speaks " +
                         std::to_string(kProtocolVersion) + ": run the same rdmasweep version on both hosts");
   uint16_t type = static_cast<uint16_t>(get_be(p + 6, 2));
-  if (type < static_cast<uint16_t>(MsgType::Hello) || type > static_cast<uint16_t>(MsgType::Bye))
+  if (type < static_cast<uint16_t>(MsgType::Hello) || type > static_cast<uint16_t>(MsgType::Tick))
     throw ProtocolError("unknown control message type " + std::to_string(type));
   uint32_t len = static_cast<uint32_t>(get_be(p + 8, 4));
   if (len > kMaxPayload) throw ProtocolError("control message length " + std::to_string(len) + " is over the limit");
@@ -97,13 +100,18 @@ static std::vector<T> array_field(const json& j, const char* key, uint32_t expec
   return out;
 }
 
+std::chrono::milliseconds silence_bound(uint32_t peer_timeout_ms) {
+  return std::max(std::chrono::milliseconds(peer_timeout_ms), 6 * kTickEvery);
+}
+
 json to_json(const Hello& h) {
   return {{"protocol", h.protocol}, {"tool_version", h.tool_version}, {"host", h.host},
           {"device", h.device},     {"firmware", h.firmware},         {"link_layer", h.link_layer},
           {"kernel", h.kernel},     {"active_mtu", h.active_mtu},     {"rate_gbps", h.rate_gbps},
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
           {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
-          {"cpus", h.cpus},         {"beside", h.beside},             {"cm", h.cm}};
+          {"cpus", h.cpus},         {"beside", h.beside},             {"cm", h.cm},
+          {"timeout_ms", h.timeout_ms}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -126,6 +134,7 @@ Hello hello_from_json(const json& j) {
   if (j.contains("cpus")) h.cpus = field<std::string>(j, "cpus");
   if (j.contains("beside")) h.beside = field<bool>(j, "beside");
   if (j.contains("cm")) h.cm = field<bool>(j, "cm");
+  if (j.contains("timeout_ms")) h.timeout_ms = field<uint32_t>(j, "timeout_ms");
   if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
   return h;
 }

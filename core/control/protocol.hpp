@@ -4,6 +4,7 @@
 // engine unvalidated.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,12 +18,19 @@
 
 namespace rdmasweep::control {
 
-constexpr uint16_t kProtocolVersion = 1;
+constexpr uint16_t kProtocolVersion = 2;  // 2: TICK heartbeats, Hello::timeout_ms
 constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
 constexpr uint32_t kMaxQps = 1u << 20;  // matches the configuration limit
 
-enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye };
+enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye, Tick };
+
+// Each side sends TICK this often from HELLO on (Channel::start_heartbeat), so the
+// other can tell a silent peer (stopped, hung, its host gone) from a busy one.
+constexpr std::chrono::milliseconds kTickEvery{500};
+// How long a peer that sent nothing, not even a TICK, is waited for: its own
+// --timeout (Hello::timeout_ms), and never less than a few missed TICKs.
+std::chrono::milliseconds silence_bound(uint32_t peer_timeout_ms);
 const char* to_string(MsgType t);
 
 class ProtocolError : public std::runtime_error {
@@ -68,6 +76,9 @@ struct Hello {
   // A client that connects its QPs with RDMA-CM (--cm): the server then listens for
   // them (Endpoint::cm_port) instead of connecting from the exchanged QP data.
   bool cm = false;
+  // The sender's --timeout: how long the other side waits through its silence
+  // (silence_bound); 0 from a peer that did not say.
+  uint32_t timeout_ms = 0;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

@@ -102,6 +102,23 @@ TEST_F(Hunt, InterruptKeepsEveryRunAndWritesTheReport) {
   EXPECT_NE(read_file(out + "/anomalies.md").find("**Interrupted**"), std::string::npos);
 }
 
+// Another client holds the server for longer than the hunt waits for it: the hunt
+// retries for its patience (2 x --timeout, at least 10 s), then ends in one line, non-zero.
+TEST_F(Hunt, AServerHeldByAnotherClientEndsTheHuntInOneLine) {
+  Process holder(client_argv({"--op", "write", "-s", "64", "-D", "90", "--timeout", "5", "--out", dir_ + "/held.json"}));
+  ASSERT_NE(server_->wait_for_stderr("connected", 120s), "") << server_->err();
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o = run(hunt_argv({"--budget", "60s", "--timeout", "2", "--space", space(kSmallSpace), "--out", dir_ + "/h"}), 120s);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_NE(o.err.find("stayed unusable for 10 s"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("the server is busy"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_LT(took, 40) << "the hunt waited far longer than its patience";
+  holder.signal(SIGINT);
+  EXPECT_EQ(holder.wait(60s), 130) << holder.err();
+}
+
 TEST_F(Hunt, BadInputEndsInOneLine) {
   auto one_line = [](const Outcome& o, const std::string& needle) {
     EXPECT_NE(o.code, 0) << o.err;

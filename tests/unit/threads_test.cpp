@@ -135,6 +135,22 @@ TEST(ThreadLanes, AllThreadsPassTheBarrierTogether) {
   EXPECT_FALSE(early.load());
 }
 
+// Lane 0 (which used to be the only one reading the control channel) finishes at once;
+// lane 1 waits for what only the caller's on_idle can tell it (the peer's DONE, say).
+// It must hear it at its own idle checks, not wait forever.
+TEST(ThreadLanes, EveryLaneLooksOutsideWhenTheFirstHasFinished) {
+  std::atomic<bool> told{false};
+  RunControl ctl;
+  ctl.on_idle = [&] { told = true; };
+  std::atomic<bool> heard{false};
+  run_threads(2, nullptr, ctl, [&](uint32_t t, const RunControl& c) {
+    if (t == 0) return;
+    for (int i = 0; i < 100000 && !told.load(); ++i) c.on_idle();
+    heard = told.load();
+  });
+  EXPECT_TRUE(heard.load()) << "lane 1 never reached the caller's on_idle once lane 0 was done";
+}
+
 }  // namespace
 }  // namespace rdmasweep
 

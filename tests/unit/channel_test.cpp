@@ -1,0 +1,72 @@
+// The control channel's heartbeat and silence bound on a socket pair: TICKs keep a
+// quiet but live peer from being given up and never reach the caller; a peer that
+// sends nothing at all is given up after the bound, whatever the wait asked for.
+#include "core/control/channel.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <chrono>
+
+namespace rdmasweep::control {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::pair<Channel, Channel> pair_of_channels() {
+  int fd[2];
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd), 0);
+  return {Channel(fd[0], "a"), Channel(fd[1], "b")};
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+TEST(Channel, TicksKeepAQuietPeerAliveAndAreNeverReturned) {
+  auto [a, b] = pair_of_channels();
+  a.start_heartbeat();
+  b.bound_silence(4 * kTickEvery);
+  const auto t0 = Clock::now();
+  // Only TICKs arrive for longer than the bound: an ordinary timeout, not silence.
+  EXPECT_THROW(b.recv(std::chrono::duration_cast<std::chrono::milliseconds>(6 * kTickEvery)), Timeout);
+  EXPECT_GE(seconds_since(t0), 2.5);
+  EXPECT_FALSE(b.try_recv()) << "a TICK was handed to the caller";
+  a.send(MsgType::Done, {{"n", 1}});
+  Message m = b.recv(2s);
+  EXPECT_EQ(m.type, MsgType::Done);
+  EXPECT_EQ(m.body["n"], 1);
+}
+
+TEST(Channel, APeerThatSendsNothingIsGivenUpAfterTheBound) {
+  auto [a, b] = pair_of_channels();  // a stays open but never ticks: a stopped process
+  b.bound_silence(300ms);
+  const auto t0 = Clock::now();
+  try {
+    b.recv(std::chrono::hours(24));
+    FAIL() << "recv returned";
+  } catch (const Silent& e) {
+    EXPECT_NE(std::string(e.what()).find("not even its heartbeat"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(seconds_since(t0), 2.0) << "the bound was not kept";
+  EXPECT_GE(seconds_since(t0), 0.3);
+  EXPECT_THROW(b.try_recv(), Silent) << "an idle loop's look at the channel must say so too";
+}
+
+TEST(Channel, NoBoundMeansOnlyTheWaitsOwnTimeout) {
+  auto [a, b] = pair_of_channels();
+  EXPECT_THROW(b.recv(200ms), Timeout);
+  EXPECT_FALSE(b.try_recv());
+}
+
+TEST(Protocol, SilenceBoundIsThePeersTimeoutAndNeverUnderSixTicks) {
+  EXPECT_EQ(silence_bound(20000), 20000ms);
+  EXPECT_EQ(silence_bound(0), 6 * kTickEvery);
+  EXPECT_EQ(silence_bound(1000), 6 * kTickEvery);
+  Hello h;
+  h.timeout_ms = 7000;
+  EXPECT_EQ(hello_from_json(to_json(h)).timeout_ms, 7000u);
+  EXPECT_EQ(to_string(MsgType::Tick), std::string("TICK"));
+}
+
+}  // namespace
+}  // namespace rdmasweep::control
