@@ -75,14 +75,17 @@ int main(int argc, char** argv) {
   put("result", encode_frame(MsgType::Result, to_json(c)));
   put("error", encode_frame(MsgType::Error, {{"message", "qps: 0 is out of range 1..1048576"}}));
   put("bye", encode_frame(MsgType::Bye, json::object()));
+  const std::string tick = encode_frame(MsgType::Tick, json::object());
+  put("tick", tick);
   // A client's whole conversation, as one stream.
-  put("session", hello + setup + encode_frame(MsgType::Connect, to_json(e)) + encode_frame(MsgType::Ready, json::object()) +
-                     encode_frame(MsgType::Done, to_json(c)) + encode_frame(MsgType::Bye, json::object()));
+  put("session", hello + tick + setup + encode_frame(MsgType::Connect, to_json(e)) + tick +
+                     encode_frame(MsgType::Ready, json::object()) + encode_frame(MsgType::Done, to_json(c)) + tick +
+                     encode_frame(MsgType::Bye, json::object()));
   // Odd ones: truncated, bad version and type, payloads without a frame.
   put("truncated-header", hello.substr(0, 7));
   put("truncated-payload", hello.substr(0, hello.size() - 5));
   std::string v2 = hello;
-  v2[5] = 2;
+  v2[5] = static_cast<char>(kProtocolVersion + 1);
   put("bad-version", v2);
   std::string t0 = hello;
   t0[7] = 0;
