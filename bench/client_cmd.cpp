@@ -15,6 +15,7 @@
 #include "core/cm_connect.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"
+#include "core/version.hpp"
 
 namespace rdmasweep {
 
@@ -71,7 +72,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
   nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
           {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", RDMASWEEP_GIT_REV},
+          {"git_revision", git_revision()},
           {"host_name", me.host},
           {"device", me.device},
           {"firmware", me.firmware},

@@ -18,6 +18,7 @@
 #include "core/connection.hpp"
 #include "core/results.hpp"
 #include "core/results/document.hpp"
+#include "core/version.hpp"
 
 namespace rdmasweep {
 
@@ -52,7 +53,7 @@ nlohmann::json context(const cli::HuntOptions& o, const LocalFabric& f, const co
                       {"tool", "rdmasweep"},
                       {"command", "hunt"},
                       {"tool_version", RDMASWEEP_VERSION},
-                      {"git_revision", RDMASWEEP_GIT_REV},
+                      {"git_revision", git_revision()},
                       {"date", results_date()},
                       {"executable", "rdmasweep"},
                       {"library_build_type", RDMASWEEP_BUILD_TYPE},

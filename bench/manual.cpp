@@ -22,6 +22,7 @@
 #include "bench/mesh/options.hpp"
 #include "core/config.hpp"
 #include "core/knobs.hpp"
+#include "core/version.hpp"
 
 #ifndef RDMASWEEP_COMPILER
 #define RDMASWEEP_COMPILER "unknown"
@@ -269,7 +270,7 @@ std::string usage_text() {
 std::string version_text() {
   std::ostringstream v;
   v << "rdmasweep " << RDMASWEEP_VERSION << "\n"
-    << "git revision: " << RDMASWEEP_GIT_REV << "\n"
+    << "git revision: " << git_revision() << "\n"
     << "build type: " << RDMASWEEP_BUILD_TYPE << "\n"
     << "compiler: " << RDMASWEEP_COMPILER << "\n"
     << "built against: libibverbs " << RDMASWEEP_IBVERBS_VERSION << ", Boost " << BOOST_VERSION / 100000 << "."

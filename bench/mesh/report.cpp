@@ -10,6 +10,7 @@
 
 #include "core/clock.hpp"
 #include "core/results.hpp"
+#include "core/version.hpp"
 
 namespace rdmasweep::mesh_detail {
 
@@ -44,7 +45,7 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
           {"tool", "rdmasweep"},
           {"command", "mesh"},
           {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", RDMASWEEP_GIT_REV},
+          {"git_revision", git_revision()},
           {"date", results_date()},
           {"executable", "rdmasweep"},
           {"library_build_type", RDMASWEEP_BUILD_TYPE},
