@@ -25,13 +25,54 @@ std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h) 
           {"lat_max_us", static_cast<double>(h.max()) / 1e3},   {"lat_mean_us", h.mean() / 1e3}};
 }
 
+static bool lossy(const PointResult& r) { return r.datagram && !r.latency; }
+
+uint64_t arrived_in_window(const PointResult& r) {
+  if (!lossy(r) || r.received >= r.sent) return r.messages;
+  const long double share = static_cast<long double>(r.messages) * r.received / r.sent;
+  return static_cast<uint64_t>(std::llround(share));
+}
+
+std::string loss_summary(double sent, double lost) {
+  if (!(lost > 0)) return "";
+  const double pct = sent > 0 ? 100 * lost / sent : 100;
+  char b[96];
+  std::snprintf(b, sizeof b, pct >= 1 ? "lost %.0f of %.0f (%.0f%%)" : "lost %.0f of %.0f (%.2g%%)", lost, sent, pct);
+  return b;
+}
+
+// --bidir: each direction in its own window: client to server in f[0] and f[1], server
+// to client here, and their sum.
+static void add_reverse(std::vector<std::pair<std::string, double>>& f, const PointResult& r) {
+  const double rs = r.reverse_seconds > 0 ? r.reverse_seconds : 0;
+  const double rb = rs > 0 ? static_cast<double>(r.reverse_messages * r.cfg.work.size) / rs : 0;
+  const double rm = rs > 0 ? static_cast<double>(r.reverse_messages) / rs : 0;
+  f.emplace_back("reverse_messages", static_cast<double>(r.reverse_messages));
+  f.emplace_back("reverse_bytes_per_second", rb);
+  f.emplace_back("reverse_items_per_second", rm);
+  f.emplace_back("total_bytes_per_second", f[0].second + rb);
+  f.emplace_back("total_items_per_second", f[1].second + rm);
+}
+
+// UD may lose messages: what the peer got of what was sent, warm-up included, and (bw)
+// the rate the sender posted at, beside the headline rates of what arrived.
+static void add_datagrams(std::vector<std::pair<std::string, double>>& f, const PointResult& r, double s) {
+  if (lossy(r)) f.emplace_back("sent_items_per_second", s > 0 ? static_cast<double>(r.messages) / s : 0);
+  f.emplace_back("messages_sent", static_cast<double>(r.sent));
+  f.emplace_back("messages_received", static_cast<double>(r.received));
+  f.emplace_back("messages_lost", static_cast<double>(r.sent - std::min(r.sent, r.received)));
+}
+
 std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   std::vector<std::pair<std::string, double>> f;
   double s = r.seconds > 0 ? r.seconds : 0;
-  f.emplace_back("bytes_per_second", s > 0 ? static_cast<double>(r.bytes) / s : 0);
-  f.emplace_back("items_per_second", s > 0 ? static_cast<double>(r.messages) / s : 0);
-  f.emplace_back("messages", static_cast<double>(r.messages));
-  f.emplace_back("bytes", static_cast<double>(r.bytes));
+  // UD: what arrived, as perftest's receiver reports; RC: every message arrived.
+  const double messages = static_cast<double>(arrived_in_window(r));
+  const double bytes = lossy(r) ? messages * static_cast<double>(r.cfg.work.size) : static_cast<double>(r.bytes);
+  f.emplace_back("bytes_per_second", s > 0 ? bytes / s : 0);
+  f.emplace_back("items_per_second", s > 0 ? messages / s : 0);
+  f.emplace_back("messages", messages);
+  f.emplace_back("bytes", bytes);
   f.emplace_back("seconds", r.seconds);
   if (!r.per_qp.empty()) {
     uint64_t mn = UINT64_MAX, mx = 0;
@@ -62,22 +103,8 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
     f.emplace_back("interval_min", *std::min_element(rates.begin(), rates.end()));
     f.emplace_back("interval_max", *std::max_element(rates.begin(), rates.end()));
   }
-  if (r.cfg.knobs.bidir) {
-    // Each direction in its own window: client to server above, server to client here, and their sum.
-    const double rs = r.reverse_seconds > 0 ? r.reverse_seconds : 0;
-    const double rb = rs > 0 ? static_cast<double>(r.reverse_messages * r.cfg.work.size) / rs : 0;
-    const double rm = rs > 0 ? static_cast<double>(r.reverse_messages) / rs : 0;
-    f.emplace_back("reverse_messages", static_cast<double>(r.reverse_messages));
-    f.emplace_back("reverse_bytes_per_second", rb);
-    f.emplace_back("reverse_items_per_second", rm);
-    f.emplace_back("total_bytes_per_second", f[0].second + rb);
-    f.emplace_back("total_items_per_second", f[1].second + rm);
-  }
-  if (r.datagram) {  // UD may lose messages: what the peer got of what was sent, warm-up included
-    f.emplace_back("messages_sent", static_cast<double>(r.sent));
-    f.emplace_back("messages_received", static_cast<double>(r.received));
-    f.emplace_back("messages_lost", static_cast<double>(r.sent - std::min(r.sent, r.received)));
-  }
+  if (r.cfg.knobs.bidir) add_reverse(f, r);
+  if (r.datagram) add_datagrams(f, r, s);
   f.emplace_back("cpu_seconds", r.cpu_seconds);
   f.emplace_back("server_cpu_seconds", r.server_cpu_seconds);
   f.emplace_back("setup_seconds", r.setup_seconds);

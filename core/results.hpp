@@ -53,7 +53,9 @@ struct PointResult {
   // setup and after the result, outside the measured window), when its device has them.
   bool has_client_counters = false, has_server_counters = false;
   CounterValues client_counters, server_counters;
-  // UD: messages sent (warm-up included) and received by the peer, all QPs; lost = the difference.
+  // UD: messages sent (warm-up included) and received by the peer, all QPs; lost = the
+  // difference. `messages` and `bytes` above are what was sent in the window; the rates
+  // figures() gives are what arrived (arrived_in_window).
   bool datagram = false;
   uint64_t sent = 0, received = 0;
   Timeline timeline;        // --interval: messages (lat: round trips) over the measured window
@@ -68,8 +70,18 @@ struct PointResult {
 // What the latency figures mean for this point.
 const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or "round trip"
 
+// UD bandwidth: the datagrams of the measured window that arrived. A UD SEND carries no
+// sequence number, so the receiver cannot tell warm-up datagrams from measured ones: the
+// window gets its share of the arrivals (messages x received / sent), all of them when
+// none was lost. Otherwise (RC, latency) `messages`.
+uint64_t arrived_in_window(const PointResult& r);
+// "lost 70897 of 80400 (88%)" when a UD point lost datagrams, else "".
+std::string loss_summary(double sent, double lost);
+
 // Named figures of a point, in output order. Rates are per second of measured time;
-// latency figures (lat mode only) are in microseconds.
+// latency figures (lat mode only) are in microseconds. UD bandwidth: the headline
+// rates, `messages` and `bytes` are what arrived (arrived_in_window), and
+// sent_items_per_second is what was posted.
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
 // lat_min_us .. lat_mean_us of `h` (nanoseconds), in output order.
 std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h);

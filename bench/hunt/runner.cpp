@@ -10,6 +10,8 @@ namespace rdmasweep::hunt {
 
 using nlohmann::json;
 
+// The rates are figures()'s headline (UD: what arrived); `messages` stays what was
+// posted, the count the counters are judged per.
 Measurement measurement_of(const PointResult& r) {
   Measurement m;
   m.ok = true;

@@ -65,6 +65,11 @@ static std::string flow_label(const json& b) {
   return std::to_string(src) + "->" + (dst < 0 ? std::string("group") : std::to_string(dst));  // multicast's sender
 }
 
+static double number_or(const json& b, const char* key, double fallback) {
+  auto it = b.find(key);
+  return it != b.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
 void ConsoleReporter::print_row(const json& b) {
   if (!header_printed_) print_header();
   char s[64];
@@ -86,6 +91,11 @@ void ConsoleReporter::print_row(const json& b) {
       std::snprintf(s, sizeof s, " %*s", c.width, "-");
     out_ << s;
   }
+  // UD: datagrams lost on the way, in the row (an aggregate's counts are not a run's).
+  const std::string loss = b.value("run_type", "") == "aggregate"
+                               ? ""
+                               : loss_summary(number_or(b, "messages_sent", 0), number_or(b, "messages_lost", 0));
+  if (!loss.empty()) out_ << "  ! " << loss;
   out_ << (pct ? "  (%)\n" : "\n");
 }
 

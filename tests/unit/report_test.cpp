@@ -142,6 +142,40 @@ TEST(ConsoleReporter, MeshTableHasAFlowColumn) {
   EXPECT_EQ(out.str(), want);
 }
 
+// A UD row that lost datagrams says so in the row; a lossless one and an aggregate do not.
+TEST(ConsoleReporter, UdRowFlagsLoss) {
+  std::ostringstream out;
+  ResultsDocument doc(temp_dir() + "/u.json", json::object());
+  ConsoleLayout layout = client_console_layout();
+  layout.name_width = 8;
+  ConsoleReporter console(layout, out);
+  json lossy = measured("send/ud", 0, 1e6, NAN);
+  lossy["messages_sent"] = 80400;
+  lossy["messages_received"] = 9503;
+  lossy["messages_lost"] = 70897;
+  json clean = measured("send/ud", 1, 1e6, NAN);
+  clean["messages_sent"] = clean["messages_received"] = 80400;
+  clean["messages_lost"] = 0;
+  json mean = lossy;
+  mean.erase("repetition_index");
+  mean["run_type"] = "aggregate";
+  mean["aggregate_name"] = "mean";
+  for (json* b : {&lossy, &clean, &mean}) doc.add(*b);
+  console.report_entries(doc, 0);
+
+  const std::string row = printf_string("%-*s %10.0f %9.3f %9.3f %9s %9s %9s %9s %9s", 8, "send/ud", 1000.0, 0.008, 2.0,
+                                        "-", "-", "-", "-", "-");
+  std::istringstream lines(out.str());
+  std::string header, first, second, third;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  std::getline(lines, third);
+  EXPECT_EQ(first, row + "  ! lost 70897 of 80400 (88%)");
+  EXPECT_EQ(second, row);
+  EXPECT_EQ(third, printf_string("%-*s", 8, "send/ud_mean") + row.substr(8));
+}
+
 // Both files after every write, marked incomplete until the end; NaN written as null;
 // a record's later repetitions merged into it.
 TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {

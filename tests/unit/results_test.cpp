@@ -108,6 +108,41 @@ TEST(Results, UdPointCountsSentReceivedAndLost) {
   EXPECT_EQ(f.at("messages_lost"), 3);
 }
 
+// The lab's case (-T 2 -q 2 -n 20000, 100 warm-up per QP, --rx-depth 16): 80,400 sent,
+// 9,503 arrived. The headline is what arrived over the window, not what was posted.
+TEST(Results, UdBandwidthHeadlineIsWhatArrived) {
+  PointResult r;
+  r.cfg.work.size = 64;
+  r.datagram = true;
+  r.seconds = 2;
+  r.messages = 80000;  // posted in the window
+  r.bytes = r.messages * 64;
+  r.sent = 80400;      // warm-up included
+  r.received = 9503;
+  std::map<std::string, double> f;
+  for (auto& [k, v] : figures(r)) f[k] = v;
+  const double arrived = std::round(80000.0 * 9503 / 80400);  // the window's share of the arrivals
+  EXPECT_EQ(arrived_in_window(r), 9456u);
+  EXPECT_DOUBLE_EQ(f.at("items_per_second"), arrived / 2);
+  EXPECT_DOUBLE_EQ(f.at("bytes_per_second"), arrived * 64 / 2);
+  EXPECT_DOUBLE_EQ(f.at("messages"), arrived);
+  EXPECT_DOUBLE_EQ(f.at("sent_items_per_second"), 40000);
+  EXPECT_EQ(f.at("messages_lost"), 70897);
+  EXPECT_EQ(loss_summary(f.at("messages_sent"), f.at("messages_lost")), "lost 70897 of 80400 (88%)");
+
+  r.sent = r.messages;  // no warm-up: exactly received / seconds
+  f.clear();
+  for (auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_DOUBLE_EQ(f.at("items_per_second"), 9503.0 / 2);
+
+  r.received = r.sent;  // nothing lost: the posted rate, and nothing to flag
+  f.clear();
+  for (auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_DOUBLE_EQ(f.at("items_per_second"), 40000);
+  EXPECT_EQ(loss_summary(f.at("messages_sent"), f.at("messages_lost")), "");
+  EXPECT_EQ(loss_summary(100000, 1), "lost 1 of 100000 (0.001%)");
+}
+
 TEST(Results, AtomicWriteReplacesTheFileByRename) {
   std::string dir = temp_dir();
   std::string path = dir + "/r.json";
