@@ -32,9 +32,11 @@ static void throw_if_interrupted() {
 static void tune(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // Keepalive notices a peer host that vanished without closing the connection.
+  // Keepalive notices a peer host that vanished without closing the connection. The
+  // heartbeat (start_heartbeat, bound_silence) decides first; keepalive is the backstop
+  // and no stricter (30 s), so a guest stalled for seconds under emulation is not cut off.
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-  int idle = 5, intvl = 2, cnt = 3;
+  int idle = 10, intvl = 5, cnt = 4;
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
