@@ -63,6 +63,16 @@ class Array(unittest.TestCase):
         self.assertGreaterEqual(len(refused), 1)
         self.assertLessEqual(len(refused), 4)
 
+    def test_triple_rows_each_hold_an_uncovered_triple(self):
+        import random
+        axes, _ = cb.axes_from(FAKE_KNOBS)
+        left, rng = cb.all_triples(axes), random.Random(5)
+        for _ in range(10):
+            row = cb.triple_row(axes, left, rng)
+            new = cb.triples_of(row) & left
+            self.assertTrue(new)
+            left -= new
+
     def test_real_table_all_pairs(self):
         binary, why = find_binary()
         if binary is None:

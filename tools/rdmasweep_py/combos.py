@@ -152,12 +152,18 @@ def triples_of(row):
     return {(i, row[i], j, row[j], k, row[k]) for i, j, k in itertools.combinations(range(len(row)), 3)}
 
 
-def triple_row(axes, uncovered, rng, runs=lambda row: True):
-    """A random row holding one uncovered triple, the rest random (repaired to run)."""
-    i, a, j, b, k, c = rng.choice(sorted(uncovered))
-    fixed = {i: a, j: b, k: c}
-    row = [fixed.get(n, rng.randrange(len(axes[n][2]))) for n in range(len(axes))]
-    return _repair(axes, row, fixed, runs, rng)
+def triple_row(axes, uncovered, rng, runs=lambda row: True, tries=20):
+    """A random row holding an uncovered triple, the rest random (repaired to run):
+    the first of `tries` random triples whose row runs (a triple only refusals hold,
+    such as SRQ with WRITE, is taken only when no other comes up)."""
+    pool = sorted(uncovered)
+    for _ in range(tries):
+        i, a, j, b, k, c = rng.choice(pool)
+        fixed = {i: a, j: b, k: c}
+        row = _repair(axes, [fixed.get(n, rng.randrange(len(axes[n][2]))) for n in range(len(axes))], fixed, runs, rng)
+        if runs(row):
+            break
+    return row
 
 
 def named(axes, row):
