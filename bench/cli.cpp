@@ -188,11 +188,11 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   }
   finish_common(c, vm, gid);
   if (c.host.empty()) throw UsageError("client: give the server's host name or address (rdmasweep client HOST)");
-  if (!c.cm_address.empty() && !c.cm) throw UsageError("--cm-address needs --cm");
-  if (c.cm && gid != -1) throw UsageError("--gid-index and --cm exclude each other: with --cm the GID comes from routing");
+  if (!c.cm_address.empty() && !c.cm) throw UsageError(refusal_text("cm-address"));
+  if (c.cm && gid != -1) throw UsageError(refusal_text("cm-gid"));
   if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
   if (axis.count("iters") && axis.count("duration"))
-    throw UsageError("--iters and --duration exclude each other: give one");
+    throw UsageError(refusal_text("iters-duration"));
   try {
     if (!c.config_file.empty()) c.spec = load_sweep_file(resolve_sweep_file(c.config_file));
     for (const auto& [k, v] : axis) apply_override(c.spec, k, v);
@@ -200,9 +200,6 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   } catch (const ConfigError& e) {
     throw UsageError(e.what());
   }
-  // RDMA-CM here connects RC QPs; a UD QP has no connection to make.
-  if (c.cm && std::find(c.spec.transport.begin(), c.spec.transport.end(), "ud") != c.spec.transport.end())
-    throw UsageError("--cm connects RC QPs; UD QPs take no connection: drop --cm or use --transport rc");
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.cap_to_cq = cq_policy_caps(policy);

@@ -182,7 +182,7 @@ int client_main(int argc, char** argv) {
     std::cout << help;
     return kOk;
   }
-  std::vector<TestConfig> points = expand(o.spec);  // ConfigError: nothing created yet
+  std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
   try {
     ticks::init(ticks::parse(o.clock));
   } catch (const std::invalid_argument& e) {

@@ -22,6 +22,7 @@
 #include "bench/mesh/options.hpp"
 #include "core/config.hpp"
 #include "core/knobs.hpp"
+#include "core/refusals.hpp"
 #include "core/version.hpp"
 
 #ifndef RDMASWEEP_COMPILER
@@ -293,6 +294,8 @@ int help_main(int argc, char** argv) {
   if (what == "--man") std::cout << man_page();
   else if (what == "--bash-completion") std::cout << bash_completion();
   else if (what == "--knobs") std::cout << knobs_table_json().dump(2) << "\n";  // core/knobs.hpp, for tools and tests
+  else if (what == "--refusals") std::cout << refusals_json().dump(2) << "\n";  // core/refusals.hpp (tools/combos)
+  else if (what == "--refusals-md") std::cout << refusals_markdown();  // docs/usage.md's "cannot combine" table
   else if (what == "--configs") {
     std::vector<std::string> files = installed_sweeps();
     if (files.empty()) {

@@ -34,8 +34,7 @@ static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOp
   bool holds = false;
   auto admit = [&](const control::Hello& h) -> std::string {
     if (cm_only && !h.cm)
-      return "this server was started with --cm: it serves only clients whose QPs connect with RDMA-CM (run the "
-             "client with --cm too)";
+      return refusal_text("server-cm");
     if (h.beside) return "";
     if (busy.exchange(true))
       return "the server is busy: it serves one client at a time, and another client is running against it "

@@ -56,7 +56,7 @@ static void require(bool ok, const std::string& what) {
   if (!ok) throw ConfigError(what);
 }
 
-void validate(const TestConfig& c) {
+void validate(const TestConfig& c, const PointContext& ctx) {
   const Workload& w = c.work;
   const LoopKnobs& k = c.knobs;
   // size's own words first (the table's range would say the same less plainly).
@@ -67,48 +67,9 @@ void validate(const TestConfig& c) {
   require(w.duration > 0 || w.iters >= 1, "iters: at least 1 measured iteration is needed (or set a duration)");
   require(w.iters <= (1ull << 40), "iters: " + std::to_string(w.iters) + " is too large");
   require(w.warmup <= (1ull << 32), "warmup: " + std::to_string(w.warmup) + " is too large");
-  // Cross-field rules; each knob's own range is in the table.
-  require(k.post_list >= 1 && k.post_list <= k.tx_depth,
-          "post_list: " + std::to_string(k.post_list) + " must be between 1 and tx_depth (" + std::to_string(k.tx_depth) + ")");
-  // Progress needs a signaled WR among any window of outstanding WRs the loop can wait on.
-  require(uint64_t{k.signal_every} + k.post_list <= uint64_t{k.tx_depth} + 1,  // 64-bit: no wrap-around
-          "signal_every: " + std::to_string(k.signal_every) + " + post_list " + std::to_string(k.post_list) +
-              " must not exceed tx_depth + 1 (" + std::to_string(k.tx_depth + 1) +
-              "), or the send queue fills with no signaled work request to free it");
-  require(!k.srq || w.op == Op::Send, "srq: only SEND tests have receive queues to share");
-  require(!is_atomic(w.op) || w.size == kAtomicBytes, std::string(to_string(w.op)) + ": an atomic moves 8 bytes: --size " +
-                                                          std::to_string(w.size) + " must be 8 (a sweep does this itself)");
-  require(c.knobs.transport == Transport::Rc || w.op == Op::Send,
-          std::string("transport: ud carries SEND only; --op ") + to_string(w.op) + " needs --transport rc");
-  require(c.knobs.transport == Transport::Rc || k.mtu == 0 || w.size <= k.mtu,
-          "size: " + std::to_string(w.size) + " is over the UD limit of " + std::to_string(k.mtu) +
-              " bytes (the path MTU, --mtu): a UD message is one packet; lower --size or raise --mtu");
-  if (k.cq_depth != 0) {
-    uint64_t need = required_cq_entries(c);
-    require(k.cq_depth >= need,
-            "cq_depth: " + std::to_string(k.cq_depth) + " cannot hold the " + std::to_string(need) +
-                " completions " + std::to_string(w.qps) +
-                " QPs can have outstanding (qps x (tx_depth/signal_every + rx_depth for SEND), x threads with "
-                "--cq-scope process); raise --cq-depth or lower --qps/--tx-depth/--rx-depth");
-  }
   require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
           "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
-  require(!k.bidir || w.mode == Mode::Bw, "bidir: a latency test already goes both ways; use --mode bw");
-  require(!k.bidir || k.transport == Transport::Rc, "bidir: runs over RC only (--transport rc)");
-  // Each side must know how many SENDs to wait for before its loop may end.
-  require(!k.bidir || w.op != Op::Send || w.duration == 0,
-          "bidir: SEND both ways counts the messages each side waits for: use --iters, not --duration (WRITE, READ "
-          "and the atomics take --duration)");
-  // --validate needs a point where the receiving side sees each message (core/validate.hpp).
-  require(!k.validate || !is_atomic(w.op), "validate: the atomics already check the server's words; drop --validate");
-  require(!k.validate || k.transport == Transport::Rc, "validate: checks RC only (--transport rc)");
-  require(!k.validate || !k.bidir, "validate: not with --bidir; check each direction on its own");
-  require(!k.validate || w.op != Op::Write || w.mode == Mode::Lat,
-          "validate: a WRITE target sees no completion per message in bw mode; check WRITE with --mode lat");
-  // Threads sleeping on one completion channel would take each other's events.
-  require(!(k.events && k.threads > 1 && k.cq_scope == CqScope::Process),
-          "events: --cq-scope process with several threads has one CQ for all of them; use --cq-scope thread "
-          "(each thread its own CQ and completion channel) or busy polling");
+  check_refusals(c, ctx);  // the combinations that cannot run: core/refusals.cpp
 }
 
 uint32_t default_inline(Op op) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/knobs.hpp"
+#include "core/refusals.hpp"
 
 namespace rdmasweep {
 
@@ -84,9 +85,10 @@ uint32_t default_inline(Op op);
 // `device_max` bytes: the explicit knob, or for auto default_inline bounded by the device.
 uint32_t inline_limit(const TestConfig& c, uint32_t device_max);
 
-// Throws ConfigError naming the field and why. Device limits are checked later, by
-// the connection, against the opened device.
-void validate(const TestConfig& c);
+// Throws ConfigError naming the field and why: each knob's range, then the table of
+// combinations that cannot run (core/refusals.hpp). Device limits are checked later,
+// by the connection, against the opened device.
+void validate(const TestConfig& c, const PointContext& ctx = {});
 
 // QPs of a point on each side: --qps per thread.
 inline uint64_t total_qps(const TestConfig& c) { return uint64_t{c.work.qps} * c.knobs.threads; }

@@ -230,7 +230,12 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
     if (u32 && v[i] > 0xffffffffu) throw ConfigError(std::string(ks[i].key) + ": " + std::to_string(v[i]) + " is too large");
     ks[i].set(c, v[i]);
   }
-  if (c.knobs.srq && c.work.op != Op::Send) return false;  // only SEND has receive queues to share
+  // Only SEND has receive queues to share: a sweep that also has SEND or no SRQ skips the
+  // rest; --srq with no SEND at all is refused (core/refusals.cpp), not an empty sweep.
+  if (c.knobs.srq && c.work.op != Op::Send &&
+      (std::find(s.srq.begin(), s.srq.end(), 0) != s.srq.end() ||
+       std::find(s.op.begin(), s.op.end(), "send") != s.op.end()))
+    return false;
   if (is_atomic(c.work.op)) {
     // An atomic moves 8 bytes whatever the size axis says: one point, at the axis' first size.
     if (c.work.size != s.size.front()) return false;
@@ -246,7 +251,7 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
   return true;
 }
 
-std::vector<TestConfig> expand(const SweepSpec& s) {
+std::vector<TestConfig> expand(const SweepSpec& s, const PointContext& ctx) {
   // The axes in nesting order, and an odometer over them (the last turns fastest).
   const auto& ks = knobs();
   std::vector<size_t> order(kKnobCount);
@@ -263,7 +268,7 @@ std::vector<TestConfig> expand(const SweepSpec& s) {
     TestConfig c;
     if (make_point(s, v, c)) {
       try {
-        validate(c);
+        validate(c, ctx);
       } catch (const ConfigError& e) {
         throw ConfigError("point " + point_name(c) + ": " + e.what());
       }

@@ -60,6 +60,6 @@ SweepSpec load_sweep_file(const std::string& path);
 void apply_override(SweepSpec& spec, const std::string& key, const std::string& text);
 
 // Every point of the product, each validated (first failure throws with the point's name).
-std::vector<TestConfig> expand(const SweepSpec& spec);
+std::vector<TestConfig> expand(const SweepSpec& spec, const PointContext& ctx = {});
 
 }  // namespace rdmasweep

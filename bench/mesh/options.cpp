@@ -177,7 +177,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   } catch (const std::invalid_argument& e) {
     throw cli::UsageError(e.what());
   }
-  if (axis.count("iters") && axis.count("duration")) throw cli::UsageError("--iters and --duration exclude each other: give one");
+  if (axis.count("iters") && axis.count("duration")) throw cli::UsageError(refusal_text("iters-duration"));
   if (load_sweep) load_mesh_sweep(m, axis);
   if (m.out.empty()) m.out = cli::default_out_path();
   return m;
