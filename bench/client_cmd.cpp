@@ -175,6 +175,7 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
 }  // namespace
 
 int client_main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
   std::string help;
   cli::ClientOptions o = cli::parse_client(argc, argv, &help);
   if (o.help) {
@@ -230,9 +231,17 @@ int client_main(int argc, char** argv) {
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
   SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
-                         width);
-  size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
+                         width, started);
+  WallTime outside;
+  Laps(outside, started).lap(&WallTime::setup);  // clock calibration, device, connection, HELLO
+  size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+  Laps laps(outside);
   session.close(abort_reason);
+  laps.lap(&WallTime::control);
+  session.release();
+  laps.lap(&WallTime::setup);  // the last shape's QPs destroyed
+  reporter.add_time(outside);
+  reporter.finish();
   SweepReporter::clear_progress_line();
   std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
                reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());

@@ -14,6 +14,7 @@
 #include "core/counters.hpp"
 #include "core/histogram.hpp"
 #include "core/timeline.hpp"
+#include "core/wall_time.hpp"
 
 namespace rdmasweep {
 
@@ -40,6 +41,7 @@ struct PointResult {
   double server_cpu_seconds = 0;
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
+  WallTime wall;            // client: where the point's wall time went (not a figure)
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
   uint32_t outs = 0;        // RDMA READs (atomics) in flight per QP (READ, CAS, FAA points)
   // CAS, FAA: the words the atomics hit in the server's buffer, summed after the test
