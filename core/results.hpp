@@ -99,8 +99,10 @@ double jain_of_rates(const std::vector<double>& v);  // the same of rates
 std::vector<double> thread_rates(const PointResult& r);
 
 // Writes `j` to `path` through a temporary file and rename, so a reader never
-// sees a half-written file. Throws std::runtime_error with the reason.
-void write_json_atomic(const std::string& path, const nlohmann::json& j);
+// sees a half-written file, nor a killed process a lost one. `durable` also syncs it
+// to the disk first (tens of ms on some file systems: the final write, not every
+// point's). Throws std::runtime_error with the reason.
+void write_json_atomic(const std::string& path, const nlohmann::json& j, bool durable = true);
 
 // Checks now that `path` can be written (directory exists and is writable).
 void check_writable(const std::string& path);
