@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <iostream>
 
 #include <benchmark/benchmark.h>
@@ -176,6 +177,7 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
 }  // namespace
 
 int client_main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
   std::string help;
   cli::ClientOptions o = cli::parse_client(argc, argv, &help);
   if (o.help) {
@@ -183,8 +185,10 @@ int client_main(int argc, char** argv) {
     return kOk;
   }
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
+  // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
+  std::future<void> calibrated;
   try {
-    ticks::init(ticks::parse(o.clock));
+    calibrated = std::async(std::launch::async, [clock = ticks::parse(o.clock)] { ticks::init(clock); });
   } catch (const std::invalid_argument& e) {
     throw cli::UsageError(e.what());
   }
@@ -202,6 +206,11 @@ int client_main(int argc, char** argv) {
   if (route) so.cm_address = route->address;
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
+  try {
+    calibrated.get();  // before anything reads the clock
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
   const uint32_t server_mtu = session.server().active_mtu;
   for (const TestConfig& c : points) {  // before the first point: no QP exists yet
@@ -231,9 +240,17 @@ int client_main(int argc, char** argv) {
   size_t width = 5;
   for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
   SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
-                         width);
-  size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);  // calls reporter.Finalize()
+                         width, started);
+  WallTime outside;
+  Laps(outside, started).lap(&WallTime::setup);  // clock calibration, device, connection, HELLO
+  size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+  Laps laps(outside);
   session.close(abort_reason);
+  laps.lap(&WallTime::control);
+  session.release();
+  laps.lap(&WallTime::setup);  // the last shape's QPs destroyed
+  reporter.add_time(outside);
+  reporter.finish();
   SweepReporter::clear_progress_line();
   std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
                reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());

@@ -16,15 +16,18 @@ using nlohmann::json;
 static double time_value(double v) { return std::isfinite(v) ? v : 0; }
 
 SweepReporter::SweepReporter(std::string out_path, json context, const std::vector<TestConfig>& points,
-                             const PointStore& store, const std::string& abort_reason, size_t name_width)
+                             const PointStore& store, const std::string& abort_reason, size_t name_width,
+                             std::chrono::steady_clock::time_point started)
     : report_(std::move(out_path), std::move(context), client_console_layout(), "rdmasweep"),
       store_(store),
-      abort_reason_(abort_reason) {
+      abort_reason_(abort_reason),
+      started_(started) {
   report_.set_width(name_width);
   for (const TestConfig& c : points) config_of_.emplace(point_name(c), c);
 }
 
 bool SweepReporter::ReportContext(const Context& ctx) {
+  Laps laps(outside_);
   json& c = report_.document().context();
   c["date"] = results_date();
   c["executable"] = Context::executable_name ? Context::executable_name : "rdmasweep";
@@ -34,6 +37,7 @@ bool SweepReporter::ReportContext(const Context& ctx) {
   c["load_avg"] = ctx.cpu_info.load_avg;
   c["library_build_type"] = RDMASWEEP_BUILD_TYPE;  // CMake's, as Google Benchmark writes its own
   report_.write(false);
+  laps.lap(&WallTime::writing);
   return true;
 }
 
@@ -138,6 +142,7 @@ static std::vector<std::string> add_counters(json& b, const PointResult& pr) {
 }
 
 void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
+  Laps laps(outside_);
   clear_progress_line();
   std::map<std::string, size_t> nth;  // the store keeps a point's successful repetitions, in order
   for (const Run& r : runs) {
@@ -160,25 +165,29 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     }
   }
   report_.write(false);
+  laps.lap(&WallTime::writing);
 }
 
-std::string SweepReporter::time_summary() const {
-  double setup = 0, measured = 0;
+WallTime SweepReporter::parts() const {
+  WallTime w = outside_;
   for (const auto& [name, runs] : store_)
-    for (const PointResult& r : runs) {
-      setup += r.setup_seconds;
-      measured += r.seconds;
-    }
-  const double wall = report_.wall_seconds();
-  char b[160];
-  std::snprintf(b, sizeof b, "wall %.1f s: setup %.2f s (%.1f%%), measurement %.2f s (%.1f%%)", wall, setup,
-                wall > 0 ? 100 * setup / wall : 0, measured, wall > 0 ? 100 * measured / wall : 0);
-  return b;
+    for (const PointResult& r : runs) w += r.wall;
+  return w;
 }
 
-void SweepReporter::Finalize() {
-  report_.set_time_summary(time_summary());
+double SweepReporter::wall() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+std::string SweepReporter::time_summary() const { return wall_summary(parts(), wall()); }
+
+void SweepReporter::finish() {
+  Laps laps(outside_);
+  const double w = wall();
+  report_.document().context()["wall_time"] = wall_json(parts(), w);
+  report_.set_time_summary(wall_summary(parts(), w));
   report_.write(true, abort_reason_);
+  laps.lap(&WallTime::writing);
 }
 
 }  // namespace rdmasweep

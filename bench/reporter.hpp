@@ -5,6 +5,7 @@
 // incomplete until the sweep finishes.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/config.hpp"
 #include "core/results.hpp"
 #include "core/results/report.hpp"
+#include "core/wall_time.hpp"
 
 namespace rdmasweep {
 
@@ -25,19 +27,27 @@ class SweepReporter : public benchmark::BenchmarkReporter {
  public:
   // `points`: the sweep's points, whose configurations every entry carries.
   // `abort_reason`, when not empty at the end, marks the results incomplete.
+  // `started`: when the command started, the wall time's origin.
   SweepReporter(std::string out_path, nlohmann::json context, const std::vector<TestConfig>& points,
-                const PointStore& store, const std::string& abort_reason, size_t name_width);
+                const PointStore& store, const std::string& abort_reason, size_t name_width,
+                std::chrono::steady_clock::time_point started);
 
   bool ReportContext(const Context& ctx) override;
   void ReportRuns(const std::vector<Run>& runs) override;
-  void Finalize() override;
+  // Google Benchmark's end of the sweep: nothing yet, finish() writes the results.
+  void Finalize() override {}
+  // Marks the results complete and writes them, once the session is closed and its
+  // QPs destroyed, so the time summary covers them.
+  void finish();
+  // Time spent outside the points and this reporter (before the sweep, after it).
+  void add_time(const WallTime& w) { outside_ += w; }
 
   const std::string& hist_path() const { return report_.hist_path(); }
   size_t failed() const { return report_.failed(); }
   // When the results could not be written (every point tries again), prints them to
   // stdout rather than losing them, and returns true.
   bool print_if_unwritten() { return report_.print_if_unwritten(); }
-  // "wall X s: setup Y s (P%), measurement Z s (Q%)", also kept in the results' context.
+  // Where the wall time since `started` went (wall_summary()); also kept in the results' context.
   std::string time_summary() const;
   // Call before printing anything else to stdout/stderr while the progress line shows.
   static void clear_progress_line();
@@ -50,6 +60,10 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   std::map<std::string, TestConfig> config_of_;  // by point name
   const PointStore& store_;
   const std::string& abort_reason_;
+  std::chrono::steady_clock::time_point started_;
+  WallTime outside_;  // add_time()'s, and this reporter's own writing
+  WallTime parts() const;  // the points' and outside_, summed
+  double wall() const;
 };
 
 }  // namespace rdmasweep

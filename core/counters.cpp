@@ -12,6 +12,23 @@ namespace rdmasweep {
 
 namespace fs = std::filesystem;
 
+// RDMA_HW_STATS_DEFAULT_LIFESPAN, for a kernel without the lifespan file.
+constexpr std::chrono::milliseconds kDefaultLifespan{10};
+// One jiffy at HZ=100: the cache's age is counted in whole jiffies.
+constexpr std::chrono::milliseconds kCoarsestJiffy{10};
+
+// PortCounters::settle() for the hw_counters directory `dir`: none without counters in it.
+static std::chrono::milliseconds hw_counters_settle(const fs::path& dir) {
+  std::error_code ec;
+  bool any = false;
+  for (const auto& e : fs::directory_iterator(dir, ec)) any |= e.path().filename() != "lifespan";
+  if (!any) return std::chrono::milliseconds(0);
+  std::ifstream in(dir / "lifespan");
+  long ms = 0;
+  if (!(in >> ms) || ms < 0) return kDefaultLifespan + kCoarsestJiffy;
+  return std::chrono::milliseconds(ms) + kCoarsestJiffy;
+}
+
 PortCounters PortCounters::open(const std::string& device, unsigned port, const std::string& root) {
   PortCounters pc;
   const fs::path base = fs::path(root) / device / "ports" / std::to_string(port);
@@ -28,6 +45,7 @@ PortCounters PortCounters::open(const std::string& device, unsigned port, const 
     }
   }
   std::sort(pc.files_.begin(), pc.files_.end(), [](const File& a, const File& b) { return a.name < b.name; });
+  pc.settle_ = hw_counters_settle(base / "hw_counters");
   return pc;
 }
 
@@ -41,9 +59,8 @@ CounterValues PortCounters::read() const {
   return v;
 }
 
-CounterValues PortCounters::read_after_traffic() const {
-  // 10 ms plus two jiffies at HZ=100, the coarsest tick a kernel has.
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+CounterValues PortCounters::read_after_traffic(std::chrono::steady_clock::time_point last_traffic) const {
+  std::this_thread::sleep_until(last_traffic + settle_);
   return read();
 }
 

@@ -9,6 +9,7 @@
 // driver (counter_map()).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,11 +32,16 @@ class PortCounters {
   const std::string& where() const { return where_; }
   // Every counter now. A file that cannot be read (some need privileges) is skipped.
   CounterValues read() const;
-  // Every counter once traffic has ended: the kernel keeps a driver's hw_counters for
-  // 10 ms (RDMA_HW_STATS_DEFAULT_LIFESPAN, rounded up to jiffies) after any process
-  // read them, so a read sooner after the last packet may miss it; this waits that
-  // long first (outside every measured window).
-  CounterValues read_after_traffic() const;
+  // How long after the last packet a read is sure to see it: the kernel serves a
+  // driver's hw_counters from a cache refreshed at most once per lifespan (sysfs
+  // hw_counters/lifespan, in ms; 10 where the file is missing), counted in jiffies, so
+  // the lifespan plus one jiffy at HZ=100 (the coarsest tick). Zero for a port with
+  // no hw_counters: counters/ are asked of the device on every read.
+  std::chrono::milliseconds settle() const { return settle_; }
+  // Every counter once traffic that ended at `last_traffic` is in them: waits only for
+  // what remains of settle() since then (outside every measured window).
+  CounterValues read_after_traffic(std::chrono::steady_clock::time_point last_traffic) const;
+  CounterValues read_after_traffic() const { return read_after_traffic(std::chrono::steady_clock::now()); }
   // The raw names, sorted (what `rdmasweep devices` lists).
   std::vector<std::string> names() const;
 
@@ -45,6 +51,7 @@ class PortCounters {
   };
   std::vector<File> files_;
   std::string where_;
+  std::chrono::milliseconds settle_{0};
 };
 
 // after - before for every counter present in both (unsigned: a wrapped counter still

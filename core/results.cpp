@@ -210,7 +210,7 @@ void merge_histogram_json(nlohmann::json& into, const nlohmann::json& more) {
   into["buckets"] = std::move(buckets);
 }
 
-void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+void write_json_atomic(const std::string& path, const nlohmann::json& j, bool durable) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::string text = j.dump(2) + "\n";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -228,7 +228,7 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));

@@ -14,6 +14,7 @@
 #include "core/counters.hpp"
 #include "core/histogram.hpp"
 #include "core/timeline.hpp"
+#include "core/wall_time.hpp"
 
 namespace rdmasweep {
 
@@ -40,6 +41,7 @@ struct PointResult {
   double server_cpu_seconds = 0;
   double setup_seconds = 0; // from the request to both sides ready (QPs created and connected, or reused)
   bool reused = false;      // ran on the previous point's QPs
+  WallTime wall;            // client: where the point's wall time went (not a figure)
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
   uint32_t outs = 0;        // RDMA READs (atomics) in flight per QP (READ, CAS, FAA points)
   // CAS, FAA: the words the atomics hit in the server's buffer, summed after the test
@@ -109,8 +111,10 @@ double jain_of_rates(const std::vector<double>& v);  // the same of rates
 std::vector<double> thread_rates(const PointResult& r);
 
 // Writes `j` to `path` through a temporary file and rename, so a reader never
-// sees a half-written file. Throws std::runtime_error with the reason.
-void write_json_atomic(const std::string& path, const nlohmann::json& j);
+// sees a half-written file, nor a killed process a lost one. `durable` also syncs it
+// to the disk first (tens of ms on some file systems: the final write, not every
+// point's). Throws std::runtime_error with the reason.
+void write_json_atomic(const std::string& path, const nlohmann::json& j, bool durable = true);
 
 // Checks now that `path` can be written (directory exists and is writable).
 void check_writable(const std::string& path);

@@ -157,15 +157,26 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
   ch_.bound_silence(control::silence_bound(me.timeout_ms));
 }
 
+// The latest the point's last packet crossed the client's port: its window's end, when
+// every packet of the point is acknowledged by then; --bidir's server direction may
+// end later, before the server's RESULT (now).
+static std::chrono::steady_clock::time_point last_traffic(const PointResult& r) {
+  if (r.cfg.knobs.bidir || r.ended == std::chrono::steady_clock::time_point{}) return std::chrono::steady_clock::now();
+  return r.ended;
+}
+
 // A side's counters before a point; its deltas after (the point's whole exchange,
 // outside the measured window).
 static CounterValues sample(const LocalFabric& f) { return f.counters.available() ? f.counters.read() : CounterValues{}; }
-static CounterValues sample_after(const LocalFabric& f) {
-  return f.counters.available() ? f.counters.read_after_traffic() : CounterValues{};
+static CounterValues sample_after(const LocalFabric& f, std::chrono::steady_clock::time_point last_traffic) {
+  return f.counters.available() ? f.counters.read_after_traffic(last_traffic) : CounterValues{};
 }
 
 PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
+  WallTime wall;
+  Laps laps(wall);
   const CounterValues c0 = sample(fabric_);
+  laps.lap(&WallTime::counters);
   auto t0 = std::chrono::steady_clock::now();
   bool reuse = res_ && res_->can_serve(cfg);
   if (reuse) {
@@ -177,12 +188,14 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
     res_->limit_reads(server_.max_qp_rd_atom);
   }
   try {
-    PointResult r = run_connected(*res_, reuse, t0);
+    PointResult r = run_connected(*res_, reuse, t0, laps);
     r.reused = reuse;
     if (fabric_.counters.available()) {
-      r.client_counters = counter_delta(c0, sample_after(fabric_));
+      r.client_counters = counter_delta(c0, sample_after(fabric_, last_traffic(r)));
       r.has_client_counters = true;
     }
+    laps.lap(&WallTime::counters);
+    r.wall = wall;
     return r;
   } catch (...) {
     broken_ = true;  // the server is mid-test: this connection cannot run another point
@@ -203,7 +216,8 @@ static void connect_by_cm(PointResources& res, const std::vector<control::Endpoi
   for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
 }
 
-PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0) {
+PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0,
+                                         Laps& laps) {
   const TestConfig& cfg = res.cfg();
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
   ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes(), reuse}));
@@ -219,6 +233,7 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
   ch_.expect(MsgType::Ready, opt_.timeout);
   double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  laps.lap(&WallTime::setup);
 
   RunControl ctl;
   ctl.interrupted = opt_.interrupted;
@@ -237,6 +252,7 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   std::vector<uint64_t> sent;
   PointResult out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
   out.setup_seconds = setup;
+  laps.split(&WallTime::measured, out.seconds, &WallTime::warmup);
   const Workload& w = cfg.work;
 
   control::Counts done;
@@ -264,6 +280,7 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
         throw verbs::Error("server received " + std::to_string(got.per_qp[q]) + " messages on QP " + std::to_string(q) +
                            " but " + std::to_string(sent[q]) + " were sent");
   }
+  laps.split(&WallTime::counters, got.counters_seconds, &WallTime::control);  // the server's wait is inside
   return out;
 }
 
@@ -418,8 +435,10 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   result.per_qp = std::move(counts);
   result.cpu_seconds = cpu;
   if (fabric.counters.available()) {
+    const auto t = std::chrono::steady_clock::now();  // every packet of the point has come and gone
     result.has_counters = true;
-    result.counters = counter_delta(c0, sample_after(fabric));
+    result.counters = counter_delta(c0, sample_after(fabric, t));
+    result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
   ch.send(MsgType::Result, control::to_json(result));
 }

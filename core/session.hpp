@@ -16,6 +16,7 @@
 #include "core/loop.hpp"
 #include "core/placement.hpp"
 #include "core/results.hpp"
+#include "core/wall_time.hpp"
 
 namespace rdmasweep {
 
@@ -76,13 +77,15 @@ class ClientSession {
   PointResult run(const TestConfig& cfg, uint64_t slot = 0);
   // Tells the server why the client stops (interrupt, error) or that it is done.
   void close(const std::string& error = "");
+  // Destroys the last point's QPs and buffers (after close(), or they go with the session).
+  void release() { res_.reset(); }
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
   // The last point's QPs and buffers (kept for reuse; its first thread's), or null.
   TestResources* resources() { return res_ ? &res_->lane(0) : nullptr; }
 
  private:
-  PointResult run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0);
+  PointResult run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0, Laps& laps);
 
   LocalFabric& fabric_;
   control::Channel ch_;

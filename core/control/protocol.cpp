@@ -185,6 +185,7 @@ std::vector<Endpoint> endpoints_from_json(const json& j, uint32_t threads, uint3
 json to_json(const Counts& c) {
   json j = {{"per_qp", c.per_qp}, {"cpu_seconds", c.cpu_seconds}};
   if (c.has_counters) j["counters"] = c.counters;
+  if (c.counters_seconds > 0) j["counters_seconds"] = c.counters_seconds;
   if (c.atomic_sum) j["atomic_sum"] = *c.atomic_sum;
   if (c.reverse)
     j["reverse"] = {{"sent", c.reverse->sent}, {"messages", c.reverse->messages}, {"seconds", c.reverse->seconds}};
@@ -205,6 +206,11 @@ Counts counts_from_json(const json& j, uint32_t expected_qps) {
       c.counters[e.key()] = e.value().get<uint64_t>();
     }
     c.has_counters = true;
+  }
+  if (j.contains("counters_seconds")) {
+    c.counters_seconds = field<double>(j, "counters_seconds");
+    if (!(c.counters_seconds >= 0 && c.counters_seconds < 1e9))
+      throw ProtocolError("control message field 'counters_seconds' is out of range");
   }
   if (j.contains("atomic_sum")) c.atomic_sum = field<uint64_t>(j, "atomic_sum");
   if (auto it = j.find("reverse"); it != j.end()) {

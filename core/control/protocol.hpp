@@ -105,6 +105,7 @@ struct Counts {
   // its device has counters; absent from older servers.
   bool has_counters = false;
   std::map<std::string, uint64_t> counters;
+  double counters_seconds = 0;  // RESULT: how long the server waited for and read them (0 from older servers)
   // RESULT of an atomic (cas, faa) test: the 8-byte words the client's atomics hit in the
   // server's buffer, summed (absent otherwise).
   std::optional<uint64_t> atomic_sum;

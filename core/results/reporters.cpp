@@ -107,10 +107,10 @@ void ConsoleReporter::report_entries(const ResultsDocument& doc, size_t first) {
 
 FileReporter::FileReporter(std::string who, std::ostream& err) : who_(std::move(who)), err_(err) {}
 
-void FileReporter::write(const ResultsDocument& doc) {
+void FileReporter::write(const ResultsDocument& doc, bool durable) {
   try {
-    write_json_atomic(doc.path(), doc.results());
-    write_json_atomic(doc.hist_path(), doc.histograms());
+    write_json_atomic(doc.path(), doc.results(), durable);
+    write_json_atomic(doc.hist_path(), doc.histograms(), durable);
     write_error_.clear();
   } catch (const std::exception& e) {
     if (write_error_.empty())

@@ -62,16 +62,17 @@ class FileReporter : public ResultsReporter {
   // `who` starts the message on `err` when a write fails ("rdmasweep", "rdmasweep mesh").
   FileReporter(std::string who, std::ostream& err);
 
-  void report_context(const ResultsDocument& doc) override { write(doc); }
-  void report_entries(const ResultsDocument& doc, size_t) override { write(doc); }
-  void finalize(const ResultsDocument& doc) override { write(doc); }
+  // Every point's write survives the process; the last one also the machine (synced).
+  void report_context(const ResultsDocument& doc) override { write(doc, false); }
+  void report_entries(const ResultsDocument& doc, size_t) override { write(doc, false); }
+  void finalize(const ResultsDocument& doc) override { write(doc, true); }
 
   // Why the last write failed ("" when it succeeded): the results stay in memory and
   // every later report tries again.
   const std::string& write_error() const { return write_error_; }
 
  private:
-  void write(const ResultsDocument& doc);
+  void write(const ResultsDocument& doc, bool durable);
 
   std::string who_;
   std::ostream& err_;

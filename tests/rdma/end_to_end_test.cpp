@@ -73,6 +73,26 @@ static void check_point(const json& b, uint64_t qps, uint64_t iters, bool latenc
   }
 }
 
+// The client's wall time, split: every part timed, the measured windows among them,
+// the parts and "other" adding up to the whole; the last line says the same.
+void check_wall_time(const json& ctx, const std::string& err) {
+  const json& w = ctx["wall_time"];
+  ASSERT_TRUE(w.is_object()) << ctx.dump();
+  double sum = 0;
+  for (const char* k : {"setup_seconds", "warmup_seconds", "measured_seconds", "counters_seconds", "control_seconds",
+                        "writing_seconds"}) {
+    EXPECT_GE(w.value(k, -1.0), 0.0) << k;
+    sum += w.value(k, 0.0);
+  }
+  EXPECT_GT(w.value("measured_seconds", 0.0), 0.0);
+  EXPECT_GT(w.value("setup_seconds", 0.0), 0.0);
+  EXPECT_NEAR(sum + w.value("other_seconds", 0.0), w.value("wall_seconds", 0.0), 1e-6);
+  EXPECT_GE(w.value("other_seconds", -1.0), -1e-6) << "parts overlap: more time than the wall";
+  EXPECT_EQ(ctx.value("time_summary", "").rfind("wall ", 0), 0u);
+  EXPECT_NE(err.find(", measured "), std::string::npos) << err;
+  EXPECT_NE(err.find(", other "), std::string::npos) << err;
+}
+
 struct OpMode {
   const char* op;
   const char* mode;
@@ -125,6 +145,7 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
   }
   // The table on stdout names every point.
   EXPECT_NE(o.out.find(std::string(GetParam().op) + "/" + GetParam().mode + "/qps:16/size:4096"), std::string::npos) << o.out;
+  check_wall_time(r["context"], o.err);
 }
 
 INSTANTIATE_TEST_SUITE_P(Rdma, EveryOpAndMode,

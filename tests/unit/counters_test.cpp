@@ -47,6 +47,35 @@ TEST(Counters, NoDirectoriesMeansNoCountersAndSaysWhere) {
   EXPECT_TRUE(pc.read().empty());
 }
 
+// The wait for hw_counters' cache is the driver's lifespan plus one coarse jiffy,
+// counted from the last traffic: none once that has passed, none without hw_counters.
+TEST(Counters, SettleIsTheLifespanFromTheLastTraffic) {
+  FakeSysfs s;
+  s.set("hw_counters", "sent_pkts", "100");
+  s.set("hw_counters", "lifespan", "300");
+  PortCounters pc = PortCounters::open("rxe0", 1, s.root);
+  EXPECT_EQ(pc.settle(), std::chrono::milliseconds(310));
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point t = Clock::now();
+  EXPECT_EQ(pc.read_after_traffic(t - std::chrono::seconds(2))["sent_pkts"], 100u);
+  EXPECT_LT(Clock::now() - t, std::chrono::milliseconds(250)) << "waited though the lifespan had passed";
+  t = Clock::now();
+  pc.read_after_traffic(t);
+  EXPECT_GE(Clock::now() - t, std::chrono::milliseconds(310));
+}
+
+TEST(Counters, SettleWithoutLifespanFileOrHwCounters) {
+  FakeSysfs s;
+  s.set("hw_counters", "sent_pkts", "1");
+  EXPECT_EQ(PortCounters::open("rxe0", 1, s.root).settle(), std::chrono::milliseconds(20));  // the kernel's default 10 ms
+  FakeSysfs ib;
+  ib.set("counters", "port_xmit_data", "250");  // asked of the device on every read: no cache
+  ib.set("hw_counters", "lifespan", "10");
+  PortCounters pc = PortCounters::open("rxe0", 1, ib.root);
+  EXPECT_TRUE(pc.available());
+  EXPECT_EQ(pc.settle(), std::chrono::milliseconds(0));
+}
+
 TEST(Counters, DeltaOfCountersPresentBothTimesAndAcrossAWrap) {
   CounterValues before{{"a", 5}, {"b", UINT64_MAX - 1}, {"gone", 1}};
   CounterValues after{{"a", 12}, {"b", 3}, {"new", 7}};

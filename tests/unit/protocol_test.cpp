@@ -108,6 +108,20 @@ TEST(Protocol, ResultCarriesTheServersCounterDeltas) {
   EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
 }
 
+// How long the server spent on its counters (the client's wall-time split): optional,
+// 0 from older servers, checked when present.
+TEST(Protocol, ResultSaysHowLongTheServersCountersTook) {
+  Counts c;
+  c.per_qp = {1, 2};
+  c.counters_seconds = 0.025;
+  EXPECT_DOUBLE_EQ(counts_from_json(to_json(c), 2).counters_seconds, 0.025);
+  nlohmann::json j = to_json(c);
+  j.erase("counters_seconds");
+  EXPECT_EQ(counts_from_json(j, 2).counters_seconds, 0.0);
+  j["counters_seconds"] = -1;
+  EXPECT_THROW(counts_from_json(j, 2), ProtocolError);
+}
+
 // An atomic test's RESULT carries the server's words, a --bidir one the server's own
 // direction; --mr-per-qp endpoints a key per region. Each is optional (older peers
 // decode) and checked when present.
