@@ -142,10 +142,27 @@ class Oracle(unittest.TestCase):
 
     def test_ud_sent_is_received_plus_lost(self):
         ud = dict(VALUES, transport="ud")
-        ok = entry(messages_sent=132, messages_received=130, messages_lost=2,
+        ok = entry(messages_sent=132, messages_received=132, messages_lost=0,
                    config=dict(entry()["config"], transport="ud"))
         self.assertEqual(self.judge(results={"benchmarks": [ok]}, values=ud), ("ran", ""))
         self.assertEqual(self.judge(results={"benchmarks": [dict(ok, messages_lost=1)]}, values=ud)[0], "failed")
+
+    def test_ud_that_lost_datagrams_counts_the_windows_share_of_arrivals(self):
+        ud = dict(VALUES, transport="ud")
+        # 120 posted in the window, 130 of 132 arrived: round(120 x 130 / 132) = 118
+        lossy = entry(messages_sent=132, messages_received=130, messages_lost=2, messages=118, bytes=118 * 64,
+                      bytes_per_second=118 * 64 / 0.5, items_per_second=118 / 0.5,
+                      config=dict(entry()["config"], transport="ud"))
+        self.assertEqual(self.judge(results={"benchmarks": [lossy]}, values=ud), ("ran", ""))
+        posted = dict(lossy, messages=120, bytes=120 * 64, bytes_per_second=120 * 64 / 0.5, items_per_second=240.0)
+        verdict, why = self.judge(results={"benchmarks": [posted]}, values=ud)
+        self.assertEqual(verdict, "failed")
+        self.assertIn("share of the arrivals", why)
+
+    def test_a_failed_points_own_error_is_named(self):
+        failed = {"benchmarks": [entry(error_occurred=True, error_message="no completion for 10 s")]}
+        self.assertEqual(self.judge(code=1, err="rdmasweep: 1 benchmark(s) run, 1 failed\n", results=failed),
+                         ("failed", "exit 1: no completion for 10 s"))
 
     def test_failed_point_hang_and_crash_fail(self):
         self.assertEqual(self.judge(results={"benchmarks": [entry(error_occurred=True, error_message="x")]})[0],
