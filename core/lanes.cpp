@@ -34,7 +34,7 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
         qpns.push_back(qp.qpn());
         owner.push_back(t);
       }
-    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg), cfg.knobs.poll_batch);
+    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg));
     for (auto& l : lanes_) l->cq_router = router_.get();
   }
 }
