@@ -150,6 +150,33 @@ TEST(SharedCqPolling, EachPollTakesTheBatchItAsksForAndOnlyItsOwnQps) {
   EXPECT_TRUE(cq_queue.empty());
 }
 
+// Two threads at 1000 messages/s each, sampled every 0.1 s; thread 1 read no clock
+// from 0.2 s to past 0.3 s (it slept through that boundary). The point's series adds
+// the threads' counts at the same boundaries, never sample k of one to sample k of
+// the other: every interval of the point is at 2000/s.
+TEST(ThreadLanes, TimelinesAreMergedByTimeNotBySampleIndex) {
+  std::vector<PointResult> lanes = {lane(460, 1.0, 1.46, 0.4), lane(460, 1.0, 1.46, 0.4)};
+  lanes[0].timeline = Timeline{0.1, {0.1, 0.2, 0.3, 0.4, 0.46}, {100, 200, 300, 400, 460}};
+  lanes[1].timeline = Timeline{0.1, {0.1, 0.3, 0.4, 0.46}, {100, 300, 400, 460}};
+  PointResult r = combine_lanes(lanes);
+  EXPECT_EQ(r.timeline.t, (std::vector<double>{0.1, 0.3, 0.4, 0.46}));  // 0.2: thread 1's count unknown
+  EXPECT_EQ(r.timeline.messages, (std::vector<uint64_t>{200, 600, 800, 920}));
+  for (double rate : interval_rates(r.timeline)) EXPECT_NEAR(rate, 2000, 1e-6);
+
+  // A thread whose window ended early counts its total at every later boundary, and
+  // a thread that started later is placed on the point's clock.
+  lanes = {lane(250, 1.0, 1.25, 0.2), lane(350, 1.05, 1.45, 0.3)};
+  lanes[0].timeline = Timeline{0.1, {0.1, 0.2, 0.25}, {100, 200, 250}};
+  lanes[1].timeline = Timeline{0.1, {0.1, 0.2, 0.3, 0.4}, {100, 200, 300, 350}};
+  r = combine_lanes(lanes);
+  ASSERT_EQ(r.timeline.t.size(), 4u);
+  EXPECT_NEAR(r.timeline.t[0], 0.15, 1e-6);  // each boundary once every thread passed it
+  EXPECT_NEAR(r.timeline.t[1], 0.25, 1e-6);
+  EXPECT_NEAR(r.timeline.t[2], 0.35, 1e-6);  // thread 0's 250, final since 0.25
+  EXPECT_NEAR(r.timeline.t[3], 0.45, 1e-6);  // the point's window's end
+  EXPECT_EQ(r.timeline.messages, (std::vector<uint64_t>{200, 400, 550, 600}));
+}
+
 TEST(ThreadLanes, AFailingThreadStopsTheOthersAndItsErrorIsReported) {
   RunControl ctl;
   std::atomic<int> stopped{0};
