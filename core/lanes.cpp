@@ -35,7 +35,7 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
         qpns.push_back(qp.qpn());
         owner.push_back(t);
       }
-    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg), cfg.knobs.poll_batch);
+    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg));
     for (auto& l : lanes_) l->cq_router = router_.get();
   }
 }
@@ -172,23 +172,71 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
   if (first_error) std::rethrow_exception(first_error);
 }
 
-// The k-th samples of every lane's timeline, summed (lanes start at one barrier, so
-// their boundaries fall together), then the common window's end.
-static Timeline combine_timelines(const std::vector<PointResult>& lanes, double window, uint64_t total) {
+namespace {
+
+// One lane's timeline on the point's clock (seconds since the first lane's window
+// opened): its boundary samples, then its window's end (its total, final from then on).
+struct LaneSeries {
+  const Timeline* tl;
+  double shift;      // its window's start on the point's clock
+  size_t bounds;     // samples before the end one
+  size_t next = 0;   // first boundary sample not yet merged
+  double end() const { return shift + tl->t.back(); }
+  // The lane's own boundary index of sample i: sample i is taken at or after it.
+  uint64_t slot(size_t i) const { return static_cast<uint64_t>((tl->t[i] + 1e-9) / tl->interval); }
+};
+
+// The merged sample at boundary k: the time every lane sampled it (the latest of
+// their samples past it), and all lanes' counts then; false when some lane has no
+// count known for it (it skipped the boundary, and its window had not ended).
+bool merge_boundary(std::vector<LaneSeries>& ls, uint64_t k, double& at, uint64_t& sum) {
+  at = -1;
+  sum = 0;
+  for (LaneSeries& l : ls) {
+    while (l.next < l.bounds && l.slot(l.next) < k) ++l.next;
+    if (l.next < l.bounds && l.slot(l.next) == k) {
+      at = std::max(at, l.shift + l.tl->t[l.next]);
+      sum += l.tl->messages[l.next];
+    }
+  }
+  if (at < 0) return false;  // every lane slept through it
+  for (LaneSeries& l : ls) {
+    if (l.next < l.bounds && l.slot(l.next) == k) continue;
+    if (l.end() > at) return false;
+    sum += l.tl->messages.back();
+  }
+  return true;
+}
+
+}  // namespace
+
+// The lanes' timelines merged by time, not by sample index. Each lane samples at its
+// first clock read past each boundary of its own window (the lanes start together
+// after one barrier); a merged sample at boundary k exists only where every lane's
+// count is known there: its sample past k, or its total once its window has ended.
+// It is taken at the latest of those samples' times. A boundary some lane slept
+// through (it read no clock, so polled nothing, until past the next one) is left
+// out, as one lane's own timeline leaves it out: one longer interval at its mean
+// rate, never a count guessed between samples. Then the common window's end.
+static Timeline combine_timelines(const std::vector<PointResult>& lanes, std::chrono::steady_clock::time_point began,
+                                  double window, uint64_t total) {
   Timeline out;
   out.interval = lanes[0].timeline.interval;
   if (out.interval <= 0) return out;
-  size_t n = SIZE_MAX;
-  for (const PointResult& l : lanes) n = std::min(n, l.timeline.t.size());
-  for (size_t k = 0; k + 1 < n; ++k) {  // each lane's last sample is its own window's end
-    double t = 0;
-    uint64_t m = 0;
-    for (const PointResult& l : lanes) {
-      t = std::max(t, l.timeline.t[k]);
-      m += l.timeline.messages[k];
-    }
-    out.t.push_back(t);
-    out.messages.push_back(m);
+  std::vector<LaneSeries> ls;
+  uint64_t last = 0;
+  for (const PointResult& l : lanes) {
+    if (l.timeline.t.empty()) continue;  // measured nothing: adds nothing at any time
+    const double shift = std::chrono::duration<double>(l.began - began).count();
+    ls.push_back(LaneSeries{&l.timeline, shift, l.timeline.t.size() - 1});
+    if (ls.back().bounds > 0) last = std::max(last, ls.back().slot(ls.back().bounds - 1));
+  }
+  for (uint64_t k = 1; k <= last; ++k) {
+    double at = 0;
+    uint64_t sum = 0;
+    if (!merge_boundary(ls, k, at, sum)) continue;
+    out.t.push_back(at);
+    out.messages.push_back(sum);
   }
   if (out.t.empty() || window > out.t.back()) {
     out.t.push_back(window);
@@ -225,7 +273,7 @@ PointResult combine_lanes(std::vector<PointResult>& lanes) {
     out.thread_cpu_seconds.push_back(l.cpu_seconds);
   }
   out.seconds = std::chrono::duration<double>(out.ended - out.began).count();
-  out.timeline = combine_timelines(lanes, out.seconds, out.messages);
+  out.timeline = combine_timelines(lanes, out.began, out.seconds, out.messages);
   return out;
 }
 

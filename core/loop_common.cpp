@@ -169,12 +169,9 @@ void IdleWatch::check() {
 namespace rdmasweep {
 
 SharedCq::SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vector<uint32_t>& lanes, uint32_t nlanes,
-                   uint32_t depth, uint32_t batch)
+                   uint32_t depth)
     : cq_(cq), index_(qpns), lane_(lanes), box_(nlanes) {
-  for (Mailbox& m : box_) {
-    m.ring.resize(depth);
-    m.scratch.resize(batch);
-  }
+  for (Mailbox& m : box_) m.ring.resize(depth);
 }
 
 int SharedCq::take(Mailbox& m, int n, ibv_wc* out) {
@@ -208,10 +205,13 @@ int SharedCq::poll(uint32_t lane, int n, ibv_wc* out) {
   Mailbox& mine = box_[lane];
   int got = mine.count.load(std::memory_order_acquire) > 0 ? take(mine, n, out) : 0;
   if (got == n) return got;
-  int polled = ibv_poll_cq(cq_, std::min<int>(n - got, static_cast<int>(mine.scratch.size())), mine.scratch.data());
+  // Polled into the caller's buffer behind what the mailbox gave, then compacted in
+  // place (got never passes i): the whole `n` asked for, whatever the point's batch.
+  ibv_wc* const fresh = out + got;
+  int polled = ibv_poll_cq(cq_, n - got, fresh);
   if (polled < 0) return polled;
   for (int i = 0; i < polled; ++i) {
-    const ibv_wc& wc = mine.scratch[static_cast<size_t>(i)];
+    const ibv_wc wc = fresh[i];
     uint32_t at = index_.find(wc.qp_num);
     if (at == QpnTable::kMissing)
       throw verbs::Error("shared CQ: a completion names qp_num " + std::to_string(wc.qp_num) + ", none of this test's QPs");

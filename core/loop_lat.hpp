@@ -42,7 +42,7 @@ class LatInitiator {
         total_(p.duration > 0 ? UINT64_MAX : p.warmup + p.iters),
         divisor_(fetches(p.op) ? 1 : 2),  // SEND and WRITE: one-way (round trip / 2); READ, atomics: the round trip
         window_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration))),
-        t0_(nqp_), count_(nqp_, 0), in_flight_(nqp_, 0), pending_(nqp_, 0), deadline_(nqp_), unfinished_(nqp_),
+        t0_(nqp_), count_(nqp_, 0), in_flight_(nqp_, 0), pending_(nqp_, 0), landed_(nqp_), deadline_(nqp_), unfinished_(nqp_),
         timeline_(st_.timeline, p.interval, p.duration) {
     st_.qp_min_ns.assign(nqp_, UINT64_MAX);
     st_.qp_max_ns.assign(nqp_, 0);
@@ -56,10 +56,13 @@ class LatInitiator {
     while (unfinished_ > 0) {
       int got = ops_.poll(static_cast<int>(p_.batch), wc.data());
       if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
-      for (int i = 0; i < got; ++i) take(wc[i]);
-      if (p_.in_memory) {
-        for (uint32_t q = 0; q < nqp_; ++q)
-          if (in_flight_[q] && *p_.rx_tag[q] == tag_of(count_[q])) complete(q);
+      const uint32_t landed = p_.in_memory ? find_landed() : 0;
+      if (got > 0 || landed > 0) {
+        // One end time for everything this poll found, read before any post: a
+        // pong's latency never includes the pings re-posted for those before it.
+        const uint64_t end = ticks::now();
+        for (int i = 0; i < got; ++i) take(wc[i], end);
+        for (uint32_t i = 0; i < landed; ++i) complete(landed_[i], end);
       }
       for (uint32_t q = 0; q < nqp_; ++q)
         if (pending_[q]) post_ping(q);
@@ -83,15 +86,23 @@ class LatInitiator {
 
  private:
   // A completion: a pong's receive, or the ping's own send (a READ's response).
-  void take(const ibv_wc& wc) {
+  void take(const ibv_wc& wc, uint64_t end) {
     if (wc.status != IBV_WC_SUCCESS) fail_completion(wc, p_.op == Op::Send ? "SEND or RECV" : posted_name(p_.op));
     uint32_t q = WrId::qp(wc.wr_id);
     if (wc.opcode & IBV_WC_RECV) {
-      complete(ops_.recv(wc));
+      complete(ops_.recv(wc), end);
     } else {
       sq_[q].retire(WrId::seq(wc.wr_id));
-      if (fetches(p_.op)) complete(q);
+      if (fetches(p_.op)) complete(q, end);
     }
+  }
+
+  // WRITE pongs seen in memory: the QPs whose pong landed, into landed_.
+  uint32_t find_landed() {
+    uint32_t n = 0;
+    for (uint32_t q = 0; q < nqp_; ++q)
+      if (in_flight_[q] && *p_.rx_tag[q] == tag_of(count_[q])) landed_[n++] = q;
+    return n;
   }
 
   void post_ping(uint32_t q) {
@@ -121,8 +132,8 @@ class LatInitiator {
     in_flight_[q] = 1;
   }
 
-  void complete(uint32_t q) {
-    uint64_t end = ticks::now();
+  // QP q's pong arrived by `end`; its next ping is due (posted after this poll's lot).
+  void complete(uint32_t q, uint64_t end) {
     in_flight_[q] = 0;
     if (count_[q] >= p_.warmup) {
       uint64_t ns = ticks::to_ns(end - t0_[q]) / divisor_;
@@ -136,7 +147,7 @@ class LatInitiator {
     // A QP stops at its own deadline, never before its warm-up is done.
     const bool timed = p_.duration > 0;
     if (count_[q] < total_ && !(timed && count_[q] > p_.warmup && Clock::now() >= deadline_[q]))
-      post_ping(q);
+      pending_[q] = 1;
     else
       --unfinished_;
   }
@@ -151,7 +162,8 @@ class LatInitiator {
   LatStats st_;
   std::vector<uint64_t> t0_;  // ticks::now() of each QP's ping in flight
   std::vector<uint64_t> count_;
-  std::vector<char> in_flight_, pending_;
+  std::vector<char> in_flight_, pending_;  // pending_: a ping is due (its pong came, or the queue was full)
+  std::vector<uint32_t> landed_;           // find_landed()'s, room for every QP
   std::vector<Clock::time_point> deadline_;  // duration mode: each QP's own, from the end of its warm-up
   uint32_t unfinished_;
   bool measuring_ = false;  // some QP's window has started

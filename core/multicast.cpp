@@ -184,7 +184,7 @@ McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::at
   const double cpu0 = loop_cpu_seconds();
   ibv_wc wc[16];
   McastReceived out;
-  uint64_t first = 0, last_ns = 0;
+  ArrivalWindow window;
   auto last = std::chrono::steady_clock::now();
   auto known_at = last;
   bool known = false;
@@ -207,8 +207,8 @@ McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::at
         ++out.warmup_received;
         continue;
       }
-      if (out.measured++ == 0) first = now_ns;
-      last_ns = now_ns;
+      ++out.measured;
+      window.add(now_ns);
       if (same_clock && now_ns > h.sent_ns) out.hist.record(now_ns - h.sent_ns);
     }
     const int64_t total = expected.load(std::memory_order_acquire);
@@ -223,7 +223,8 @@ McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::at
     if (!known && now - last > timeout_)
       throw verbs::Error("multicast receiver: neither a datagram nor the sender's count within " + seconds(timeout_));
   }
-  if (out.measured > 1) out.seconds = static_cast<double>(last_ns - first) / 1e9;
+  out.windowed = window.counted();
+  out.seconds = window.seconds();
   out.cpu_seconds = loop_cpu_seconds() - cpu0;
   return out;
 }

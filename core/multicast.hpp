@@ -44,11 +44,25 @@ struct McastSent {
   double cpu_seconds = 0;  // the sending thread's, over the same window
 };
 
+// A receiver's window over its measured arrivals: the first opens it, the last closes
+// it, so it spans N-1 gaps and counts the N-1 arrivals after the first (N of them
+// over those gaps would overstate the rate by N/(N-1)).
+struct ArrivalWindow {
+  uint64_t first_ns = 0, last_ns = 0, arrivals = 0;
+  void add(uint64_t ns) {
+    if (arrivals++ == 0) first_ns = ns;
+    last_ns = ns;
+  }
+  uint64_t counted() const { return arrivals > 1 ? arrivals - 1 : 0; }
+  double seconds() const { return arrivals > 1 ? static_cast<double>(last_ns - first_ns) / 1e9 : 0; }
+};
+
 struct McastReceived {
   uint64_t received = 0;         // this point's datagrams, warm-up included
   uint64_t warmup_received = 0;
   uint64_t measured = 0;         // past the warm-up
   uint64_t late = 0;             // from an earlier point, arrived during this one
+  uint64_t windowed = 0;         // measured arrivals after the first: what `seconds` covers
   double seconds = 0;            // first to last measured arrival
   double cpu_seconds = 0;        // the receiving thread's, over the whole call
   Histogram hist;                // send to arrival, one-way (same host only)

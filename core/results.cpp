@@ -14,6 +14,10 @@
 
 namespace rdmasweep {
 
+std::pair<double, double> window_since(const PointResult& r, std::chrono::steady_clock::time_point zero) {
+  return {std::chrono::duration<double>(r.began - zero).count(), std::chrono::duration<double>(r.ended - zero).count()};
+}
+
 const char* latency_kind(const TestConfig& c) {
   return fetches(c.work.op) ? "round trip" : "one-way (round trip / 2)";
 }

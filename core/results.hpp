@@ -69,6 +69,10 @@ struct PointResult {
   std::vector<Histogram> thread_hist;  // lat: each thread's own (hist is their merge)
 };
 
+// Where `r`'s measured window lies on a clock started at `zero` (seconds from it to
+// the window's start and end): mesh puts its flows' windows on the phase's clock.
+std::pair<double, double> window_since(const PointResult& r, std::chrono::steady_clock::time_point zero);
+
 // What the latency figures mean for this point.
 const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or "round trip"
 

@@ -18,15 +18,17 @@ namespace rdmasweep {
 
 class SharedCq {
  public:
-  // `lane_of_qpn` maps every QP on the CQ to its thread; `depth` bounds what can be
-  // outstanding, so a mailbox never grows in the loop.
+  // `lanes` maps every QP on the CQ (`qpns`) to its thread; `depth` bounds what can
+  // be outstanding, so a mailbox never grows in the loop.
   SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vector<uint32_t>& lanes, uint32_t nlanes,
-           uint32_t depth, uint32_t batch);
+           uint32_t depth);
   SharedCq(const SharedCq&) = delete;
   SharedCq& operator=(const SharedCq&) = delete;
 
-  // Up to `n` completions of `lane`'s QPs: first those other threads handed over,
-  // then from the CQ (handing over what belongs to others).
+  // Up to `n` completions of `lane`'s QPs into `out` (room for `n`): first those
+  // other threads handed over, then up to the rest from the CQ (handing over what
+  // belongs to others). Polls into `out` itself: no buffer sized by some point's
+  // --poll-batch, so a point reusing the resources polls its own batch.
   int poll(uint32_t lane, int n, ibv_wc* out);
 
  private:
@@ -35,7 +37,6 @@ class SharedCq {
     std::atomic<uint32_t> count{0};
     uint32_t head = 0;
     std::vector<ibv_wc> ring;  // capacity: the CQ's depth
-    std::vector<ibv_wc> scratch;  // this thread's ibv_poll_cq buffer
   };
   void lock(Mailbox& m) {
     while (m.lock.test_and_set(std::memory_order_acquire)) {

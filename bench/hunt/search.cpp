@@ -127,6 +127,16 @@ Probe Hunter::reproduce(const Candidate& c, const std::string& oracle, const std
   return p;
 }
 
+// A relative oracle's reference as the point's knob `k` moves from `from` to `to`:
+// a knob the comparison does not span moves on both; one it spans (QPs, threads,
+// size, depths) moves with the point where the two were equal, and where the point
+// would pass the reference's value (fewer QPs than a reference with fewer), so the
+// reference never keeps more than a shrunk point has.
+static void move_reference(const Knob& k, TestConfig& ref, uint64_t from, uint64_t to) {
+  const uint64_t r = k.get(ref);
+  if (!comparison_knob(k) || r == from || (r < from && r > to)) k.set(ref, to);
+}
+
 void Hunter::shrink(Anomaly& a) {
   const std::string& oracle = a.found.oracle;
   for (const Knob* k : shrink_order(space_)) {
@@ -138,7 +148,7 @@ void Hunter::shrink(Anomaly& a) {
       Candidate c = a.minimal;
       std::optional<TestConfig> ref = a.reference;
       k->set(c.point, v);
-      if (ref && oracle != "isolation" && !comparison_knob(*k)) k->set(*ref, v);
+      if (ref && oracle != "isolation") move_reference(*k, *ref, k->get(a.minimal.point), v);
       if (!sampler_.valid(c.point) || (ref && oracle != "isolation" && (!sampler_.valid(*ref) || !is_reference(oracle, c.point, *ref))))
         return false;
       Probe p = reproduce(c, oracle, ref, "shrink");

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench/commands.hpp"
@@ -60,19 +61,15 @@ struct FlowEnd {
 
 namespace {
 
-// Ends the measured window now: the loops time their window up to their return.
-void end_window(FlowEnd& fe, Clock::time_point zero, double seconds) {
-  fe.window_end = std::chrono::duration<double>(Clock::now() - zero).count();
-  fe.window_start = fe.window_end - seconds;
-}
-
 // A flow's initiator runs the client's measured run (core's measure_point); its
 // window is placed on the phase's common clock.
 void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero, double interval) {
   const Workload& w = fe.res->cfg().work;
   fe.result = measure_threads(*fe.res, ctl, effective_interval(interval, w), nullptr, fe.sent);
   fe.result.reused = fe.reused;
-  end_window(fe, zero, fe.result.seconds);
+  // The window the loops measured (first thread's start to last thread's end), not
+  // one ending when this thread got back from joining them.
+  std::tie(fe.window_start, fe.window_end) = window_since(fe.result, zero);
   if (fe.result.latency) fe.hist = histogram_json(fe.result.hist);
 }
 

@@ -21,6 +21,12 @@ Clock::time_point FakeDevice::arrival() {
   return last_at_;
 }
 
+void FakeDevice::spin(std::chrono::nanoseconds d) {
+  const Clock::time_point until = Clock::now() + d;
+  while (Clock::now() < until) {
+  }
+}
+
 void FakeDevice::grow() {
   std::vector<Event> bigger(ring_.size() * 2);
   for (size_t i = head_; i != tail_; ++i) bigger[i - head_] = ring_[i & (ring_.size() - 1)];

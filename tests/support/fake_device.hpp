@@ -40,6 +40,8 @@ class FakeDevice {
     std::vector<char*> rx_tag;
     bool scramble = false;    // each poll returns its QPs' completions in a shuffled QP order
     bool pong_first = false;  // the peer's answer arrives before the ping's own completion
+    // Per QP: how long a post to it takes (the fake spins), as a slow ibv_post_send; empty: none.
+    std::vector<std::chrono::nanoseconds> post_cost;
   };
 
   explicit FakeDevice(Options o);
@@ -100,6 +102,7 @@ class FakeDevice {
     if (o_.cq_depth != 0 && cq_owed_ > o_.cq_depth) ++cq_overruns;
   }
   void grow();                          // doubles the ring, keeping the order
+  static void spin(std::chrono::nanoseconds d);  // Options::post_cost
   void scramble(ibv_wc* wc, int got);  // Options::scramble
   void answer(uint32_t qp, const ibv_send_wr& w, Clock::time_point at);  // the peer's pong
   Clock::time_point arrival();         // of the completions of a post made now
@@ -132,6 +135,7 @@ inline int FakeDevice::post(uint32_t qp, ibv_send_wr* wr) {
     return ENOMEM;  // what ibv_post_send says when the send queue is full
   }
   ++post_calls;
+  if (qp < o_.post_cost.size()) spin(o_.post_cost[qp]);
   longest_chain = std::max(longest_chain, n);
   const Clock::time_point at = o_.delay.count() > 0 ? arrival() : Clock::time_point{};
   const bool pong = o_.peer != Peer::None;

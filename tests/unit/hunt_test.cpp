@@ -235,6 +235,29 @@ TEST(HuntSearch, ThroughputCliffShrinksToTheFirstSizePastIt) {
   EXPECT_LT(a.reference->work.size, 2048u);
 }
 
+// The same cliff: its best references have as many QPs as the point (more QPs, more
+// bytes/s), so shrinking the point's QPs must move its reference's with them, or the
+// reference, with more QPs than the point, is no reference and the QPs cannot shrink.
+// The minimal trigger has 1 QP, and so has its reference.
+TEST(HuntSearch, ShrinkingMovesTheReferenceWithTheCandidate) {
+  FakeBench bench;
+  bench.landscape = [](const Candidate& c) {
+    Measurement m = healthy(c);
+    if (c.point.work.op == Op::Send && c.point.work.size >= 2048) m.byte_rate /= 10;
+    return m;
+  };
+  HuntResult r = hunt(small_space(), bench, 900);
+  ASSERT_FALSE(r.anomalies.empty());
+  const Anomaly& a = r.anomalies[0];
+  EXPECT_EQ(a.found.oracle, "throughput");
+  EXPECT_TRUE(a.shrink_complete);
+  EXPECT_EQ(a.minimal.point.work.qps, 1u);
+  ASSERT_TRUE(a.reference);
+  EXPECT_EQ(a.reference->work.qps, 1u);
+  EXPECT_LT(a.reference->work.size, 2048u);
+  EXPECT_TRUE(is_reference("throughput", a.minimal.point, *a.reference));
+}
+
 std::vector<std::string> words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> w;

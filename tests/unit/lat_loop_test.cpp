@@ -155,6 +155,25 @@ TEST(LatLoop, CompletionsOfManyQpsAreRoutedByWrId) {
   expect_round_trips(f, fake, st, 2, 2000);
 }
 
+// Two QPs whose pongs one poll returns together; QP 0's post takes 2 ms. QP 1's
+// latency ends when that poll returned, before QP 0's ping is posted again: a
+// completion's end time never includes the posts made for those before it.
+TEST(LatLoop, APollsCompletionsShareOneEndTimeTakenBeforeAnyRepost) {
+  using std::chrono::milliseconds;
+  for (Op op : {Op::Send, Op::Write, Op::Read}) {
+    Fixture f(lat_config(op, 2), 0, 12);
+    f.dev.post_cost = {milliseconds(2), milliseconds(0)};
+    FakeDevice fake(f.dev);
+    LatStats s = f.run(fake);
+    ASSERT_EQ(s.per_qp, (std::vector<uint64_t>{12, 12})) << to_string(op);
+    // QP 0's ping includes its own 2 ms post (one-way: half a round trip for SEND and WRITE).
+    const uint64_t own = fetches(op) ? 2'000'000 : 1'000'000;
+    EXPECT_GE(s.qp_min_ns[0], own) << to_string(op);
+    // QP 1's holds no post of QP 0's (before the fix: every one of them did).
+    EXPECT_LT(s.qp_sum_ns[1] / 12, own / 4) << to_string(op);
+  }
+}
+
 TEST(LatLoop, DurationPointLastsItsDuration) {
   Fixture f(lat_config(Op::Send, 2), 10, 0, 0.2);
   f.dev.delay = std::chrono::microseconds(50);

@@ -75,6 +75,21 @@ TEST(Results, ALoopThatSleptThroughBoundariesGivesOneLongInterval) {
   expect_rates(interval_rates(tl), {1000, 50, 1000});
 }
 
+// A mesh flow's window on the phase's clock is the one its loops measured (its
+// threads' first start to last end), however long after it the flow's thread got
+// back from joining them: here 10 s after the phase's zero.
+TEST(Results, AWindowOnAnotherClockIsTheMeasuredOne) {
+  using namespace std::chrono;
+  const steady_clock::time_point zero = steady_clock::now() - seconds(10);
+  PointResult r;
+  r.began = zero + milliseconds(1500);
+  r.ended = zero + milliseconds(2250);
+  r.seconds = 0.75;
+  const auto [start, end] = window_since(r, zero);
+  EXPECT_NEAR(start, 1.5, 1e-9);
+  EXPECT_NEAR(end, 2.25, 1e-9);
+}
+
 TEST(Results, JainIndexBounds) {
   EXPECT_DOUBLE_EQ(jain_index({5, 5, 5, 5}), 1.0);
   EXPECT_DOUBLE_EQ(jain_index({8, 0, 0, 0}), 0.25);

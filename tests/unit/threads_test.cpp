@@ -6,6 +6,7 @@
 #include <numaif.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "core/config.hpp"
 #include "core/lanes.hpp"
 #include "core/placement.hpp"
+#include "core/shared_cq.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {
@@ -98,6 +100,81 @@ TEST(ThreadLanes, ThePointsWindowRunsFromTheFirstStartToTheLastEnd) {
     if (k == "thread_jain_index") jain = v;
   const double a = 1000.0, b = 600 / 1.9;
   EXPECT_NEAR(jain, (a + b) * (a + b) / (2 * (a * a + b * b)), 1e-9);
+}
+
+// A CQ without a device: ibv_poll_cq calls the context's poll_cq, which hands out
+// `cq_queue` in order, as many as asked.
+std::vector<ibv_wc> cq_queue;
+int fake_poll_cq(ibv_cq*, int n, ibv_wc* wc) {
+  const int k = std::min<int>(n, static_cast<int>(cq_queue.size()));
+  std::copy(cq_queue.begin(), cq_queue.begin() + k, wc);
+  cq_queue.erase(cq_queue.begin(), cq_queue.begin() + k);
+  return k;
+}
+
+ibv_wc completion(uint32_t qpn, uint64_t id) {
+  ibv_wc wc{};
+  wc.qp_num = qpn;
+  wc.wr_id = id;
+  return wc;
+}
+
+// --cq-scope process: a point polls as many completions as its own --poll-batch asks,
+// whatever the batch of the point that built the shared CQ (its resources are reused
+// across poll batches), and each thread gets only its own QPs', in order.
+TEST(SharedCqPolling, EachPollTakesTheBatchItAsksForAndOnlyItsOwnQps) {
+  ibv_context ctx{};
+  ctx.ops.poll_cq = fake_poll_cq;
+  ibv_cq cq{};
+  cq.context = &ctx;
+  SharedCq shared(&cq, {7, 8}, {0, 1}, 2, 256);  // QP 7 on thread 0, QP 8 on thread 1
+  cq_queue.clear();
+  for (uint64_t i = 0; i < 100; ++i) cq_queue.push_back(completion(7, i));
+  std::vector<ibv_wc> out(64);
+  ASSERT_EQ(shared.poll(0, 64, out.data()), 64);  // a batch of 64 (the first point's was 16)
+  for (uint64_t i = 0; i < 64; ++i) EXPECT_EQ(out[i].wr_id, i);
+  ASSERT_EQ(shared.poll(0, 64, out.data()), 36);
+  EXPECT_EQ(out[35].wr_id, 99u);
+
+  cq_queue.clear();
+  for (uint64_t i = 0; i < 40; ++i) {
+    cq_queue.push_back(completion(7, 100 + i));
+    cq_queue.push_back(completion(8, 200 + i));
+  }
+  ASSERT_EQ(shared.poll(0, 64, out.data()), 32);  // of 64 polled, thread 1's 32 handed over
+  for (uint64_t i = 0; i < 32; ++i) EXPECT_EQ(out[i].wr_id, 100 + i);
+  ASSERT_EQ(shared.poll(1, 64, out.data()), 40);  // its 32 handed over, then 8 of 16 polled
+  for (uint64_t i = 0; i < 40; ++i) EXPECT_EQ(out[i].wr_id, 200 + i);
+  ASSERT_EQ(shared.poll(0, 64, out.data()), 8);  // handed over by thread 1
+  for (uint64_t i = 0; i < 8; ++i) EXPECT_EQ(out[i].wr_id, 132 + i);
+  EXPECT_TRUE(cq_queue.empty());
+}
+
+// Two threads at 1000 messages/s each, sampled every 0.1 s; thread 1 read no clock
+// from 0.2 s to past 0.3 s (it slept through that boundary). The point's series adds
+// the threads' counts at the same boundaries, never sample k of one to sample k of
+// the other: every interval of the point is at 2000/s.
+TEST(ThreadLanes, TimelinesAreMergedByTimeNotBySampleIndex) {
+  std::vector<PointResult> lanes = {lane(460, 1.0, 1.46, 0.4), lane(460, 1.0, 1.46, 0.4)};
+  lanes[0].timeline = Timeline{0.1, {0.1, 0.2, 0.3, 0.4, 0.46}, {100, 200, 300, 400, 460}};
+  lanes[1].timeline = Timeline{0.1, {0.1, 0.3, 0.4, 0.46}, {100, 300, 400, 460}};
+  PointResult r = combine_lanes(lanes);
+  EXPECT_EQ(r.timeline.t, (std::vector<double>{0.1, 0.3, 0.4, 0.46}));  // 0.2: thread 1's count unknown
+  EXPECT_EQ(r.timeline.messages, (std::vector<uint64_t>{200, 600, 800, 920}));
+  for (double rate : interval_rates(r.timeline)) EXPECT_NEAR(rate, 2000, 1e-6);
+
+  // A thread whose window ended early counts its total at every later boundary, and
+  // a thread that started later is placed on the point's clock.
+  lanes = {lane(250, 1.0, 1.25, 0.2), lane(350, 1.05, 1.45, 0.3)};
+  lanes[0].timeline = Timeline{0.1, {0.1, 0.2, 0.25}, {100, 200, 250}};
+  lanes[1].timeline = Timeline{0.1, {0.1, 0.2, 0.3, 0.4}, {100, 200, 300, 350}};
+  r = combine_lanes(lanes);
+  ASSERT_EQ(r.timeline.t.size(), 4u);
+  EXPECT_NEAR(r.timeline.t[0], 0.15, 1e-6);  // each boundary once every thread passed it
+  EXPECT_NEAR(r.timeline.t[1], 0.25, 1e-6);
+  EXPECT_NEAR(r.timeline.t[2], 0.35, 1e-6);  // thread 0's 250, final since 0.25
+  EXPECT_NEAR(r.timeline.t[3], 0.45, 1e-6);  // the point's window's end
+  EXPECT_EQ(r.timeline.messages, (std::vector<uint64_t>{200, 400, 550, 600}));
 }
 
 TEST(ThreadLanes, AFailingThreadStopsTheOthersAndItsErrorIsReported) {

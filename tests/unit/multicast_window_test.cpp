@@ -1,0 +1,26 @@
+// A multicast receiver's rate: the arrivals its window holds over that window.
+#include <gtest/gtest.h>
+
+#include "core/multicast.hpp"
+
+namespace rdmasweep {
+namespace {
+
+// Five arrivals 1 ms apart: a 4 ms window from the first to the last, holding the
+// four that came after the first, 1000 per second (five over it said 1250).
+TEST(MulticastWindow, CountsTheArrivalsAfterTheFirstOverFirstToLast) {
+  ArrivalWindow w;
+  for (uint64_t i = 0; i < 5; ++i) w.add(1'000'000'000 + i * 1'000'000);
+  EXPECT_EQ(w.arrivals, 5u);
+  EXPECT_EQ(w.counted(), 4u);
+  EXPECT_DOUBLE_EQ(w.seconds(), 0.004);
+  EXPECT_DOUBLE_EQ(static_cast<double>(w.counted()) / w.seconds(), 1000.0);
+
+  ArrivalWindow one;  // one arrival: no window, nothing counted
+  one.add(5);
+  EXPECT_EQ(one.counted(), 0u);
+  EXPECT_EQ(one.seconds(), 0.0);
+}
+
+}  // namespace
+}  // namespace rdmasweep
