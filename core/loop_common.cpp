@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <numeric>
+#include <thread>
 
 namespace rdmasweep {
 
@@ -202,6 +203,22 @@ void SharedCq::give(uint32_t lane, const ibv_wc& wc) {
 }
 
 int SharedCq::poll(uint32_t lane, int n, ibv_wc* out) {
+  // Yields now and then: with more threads than cores a spinner can hold up the poller.
+  for (uint32_t spins = 1; polling_.test_and_set(std::memory_order_acquire); ++spins)
+    if ((spins & 63) == 0) std::this_thread::yield();
+  try {
+    const int got = poll_locked(lane, n, out);
+    polling_.clear(std::memory_order_release);
+    return got;
+  } catch (...) {
+    polling_.clear(std::memory_order_release);
+    throw;
+  }
+}
+
+// Under `polling_`: the mailbox is emptied (up to n) before the CQ is polled, so what
+// this thread polls for itself comes after everything handed to it before.
+int SharedCq::poll_locked(uint32_t lane, int n, ibv_wc* out) {
   Mailbox& mine = box_[lane];
   int got = mine.count.load(std::memory_order_acquire) > 0 ? take(mine, n, out) : 0;
   if (got == n) return got;

@@ -1,9 +1,10 @@
 // --cq-scope process: several threads poll one CQ. Each completion belongs to the
 // thread that owns its QP (by qp_num); a thread that polls another's completion
 // hands it over through that thread's mailbox, so every loop still sees only its own
-// QPs' completions and keeps its accounting single-threaded. A handed-over completion
-// can reach its thread after a later one of the same QP that the thread polled
-// itself: SendQueue::retire ignores one that retires nothing new.
+// QPs' completions and keeps its accounting single-threaded. One thread polls at a
+// time, so a handed-over completion and a later one of the same QP that its thread
+// polls itself cannot pass each other: each QP's completions reach its thread in CQ
+// order (--validate checks each received message against its place in that order).
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,7 @@ class SharedCq {
   int poll(uint32_t lane, int n, ibv_wc* out);
 
  private:
+  int poll_locked(uint32_t lane, int n, ibv_wc* out);
   struct alignas(64) Mailbox {  // one cache line of control per thread: no false sharing
     std::atomic_flag lock = ATOMIC_FLAG_INIT;
     std::atomic<uint32_t> count{0};
@@ -46,6 +48,7 @@ class SharedCq {
   int take(Mailbox& m, int n, ibv_wc* out);
   void give(uint32_t lane, const ibv_wc& wc);
 
+  alignas(64) std::atomic_flag polling_ = ATOMIC_FLAG_INIT;  // the one thread taking from the CQ
   ibv_cq* cq_;
   QpnTable index_;               // qp_num -> position in lane_
   std::vector<uint32_t> lane_;   // its thread

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <stdexcept>
 
@@ -148,6 +150,52 @@ TEST(SharedCqPolling, EachPollTakesTheBatchItAsksForAndOnlyItsOwnQps) {
   ASSERT_EQ(shared.poll(0, 64, out.data()), 8);  // handed over by thread 1
   for (uint64_t i = 0; i < 8; ++i) EXPECT_EQ(out[i].wr_id, 132 + i);
   EXPECT_TRUE(cq_queue.empty());
+}
+
+// Two threads poll one CQ at once, QP 7's completions on thread 0 and QP 8's on thread
+// 1, interleaved; the fake CQ yields inside every poll, as a real one can be slow. A
+// completion one thread hands over must not be overtaken by a later one of the same
+// QP that its own thread polls: each thread sees its QP's completions in CQ order.
+std::mutex racing_mu;
+std::vector<ibv_wc> racing_queue;
+size_t racing_next = 0;
+int racing_poll_cq(ibv_cq*, int n, ibv_wc* wc) {
+  std::this_thread::yield();  // widens the window between a thread's mailbox check and its poll
+  std::lock_guard<std::mutex> g(racing_mu);
+  const int k = std::min<int>(n, static_cast<int>(racing_queue.size() - racing_next));
+  std::copy(racing_queue.begin() + static_cast<std::ptrdiff_t>(racing_next),
+            racing_queue.begin() + static_cast<std::ptrdiff_t>(racing_next) + k, wc);
+  racing_next += static_cast<size_t>(k);
+  return k;
+}
+
+TEST(SharedCqPolling, EachQpsCompletionsReachItsThreadInCqOrder) {
+  ibv_context ctx{};
+  ctx.ops.poll_cq = racing_poll_cq;
+  ibv_cq cq{};
+  cq.context = &ctx;
+  constexpr uint64_t kEach = 20000;
+  SharedCq shared(&cq, {7, 8}, {0, 1}, 2, 2 * kEach);
+  racing_queue.clear();
+  racing_next = 0;
+  for (uint64_t i = 0; i < kEach; ++i) {
+    racing_queue.push_back(completion(7, i));
+    racing_queue.push_back(completion(8, i));
+  }
+  std::atomic<uint64_t> out_of_order{0};
+  auto drain = [&](uint32_t lane) {
+    std::vector<ibv_wc> out(2);
+    uint64_t seen = 0;
+    while (seen < kEach) {
+      const int got = shared.poll(lane, 2, out.data());
+      for (int i = 0; i < got; ++i, ++seen)
+        if (out[static_cast<size_t>(i)].wr_id != seen) ++out_of_order;
+    }
+  };
+  std::thread other(drain, 1);
+  drain(0);
+  other.join();
+  EXPECT_EQ(out_of_order.load(), 0u) << "a QP's completions reached its thread out of CQ order";
 }
 
 // Two threads at 1000 messages/s each, sampled every 0.1 s; thread 1 read no clock
