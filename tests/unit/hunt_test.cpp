@@ -216,15 +216,18 @@ TEST(HuntSearch, NoiseIsDismissedNotReported) {
   }
 }
 
+// From 2048 B on, SEND moves a tenth of the bytes.
+Measurement send_cliff_at_2048(const Candidate& c) {
+  Measurement m = healthy(c);
+  if (c.point.work.op == Op::Send && c.point.work.size >= 2048) m.byte_rate /= 10;
+  return m;
+}
+
 // A throughput cliff: from 2048 B on, SEND moves a tenth of the bytes. Its minimal
 // trigger is send at 2048 B, compared with a point at a smaller size.
 TEST(HuntSearch, ThroughputCliffShrinksToTheFirstSizePastIt) {
   FakeBench bench;
-  bench.landscape = [](const Candidate& c) {
-    Measurement m = healthy(c);
-    if (c.point.work.op == Op::Send && c.point.work.size >= 2048) m.byte_rate /= 10;
-    return m;
-  };
+  bench.landscape = send_cliff_at_2048;
   HuntResult r = hunt(small_space(), bench, 900);
   ASSERT_FALSE(r.anomalies.empty());
   const Anomaly& a = r.anomalies[0];
@@ -241,11 +244,7 @@ TEST(HuntSearch, ThroughputCliffShrinksToTheFirstSizePastIt) {
 // The minimal trigger has 1 QP, and so has its reference.
 TEST(HuntSearch, ShrinkingMovesTheReferenceWithTheCandidate) {
   FakeBench bench;
-  bench.landscape = [](const Candidate& c) {
-    Measurement m = healthy(c);
-    if (c.point.work.op == Op::Send && c.point.work.size >= 2048) m.byte_rate /= 10;
-    return m;
-  };
+  bench.landscape = send_cliff_at_2048;
   HuntResult r = hunt(small_space(), bench, 900);
   ASSERT_FALSE(r.anomalies.empty());
   const Anomaly& a = r.anomalies[0];

@@ -114,6 +114,16 @@ int fake_poll_cq(ibv_cq*, int n, ibv_wc* wc) {
   return k;
 }
 
+// A CQ without a device whose polls go to `poll`.
+struct FakeCq {
+  ibv_context ctx{};
+  ibv_cq cq{};
+  explicit FakeCq(int (*poll)(ibv_cq*, int, ibv_wc*)) {
+    ctx.ops.poll_cq = poll;
+    cq.context = &ctx;
+  }
+};
+
 ibv_wc completion(uint32_t qpn, uint64_t id) {
   ibv_wc wc{};
   wc.qp_num = qpn;
@@ -125,11 +135,8 @@ ibv_wc completion(uint32_t qpn, uint64_t id) {
 // whatever the batch of the point that built the shared CQ (its resources are reused
 // across poll batches), and each thread gets only its own QPs', in order.
 TEST(SharedCqPolling, EachPollTakesTheBatchItAsksForAndOnlyItsOwnQps) {
-  ibv_context ctx{};
-  ctx.ops.poll_cq = fake_poll_cq;
-  ibv_cq cq{};
-  cq.context = &ctx;
-  SharedCq shared(&cq, {7, 8}, {0, 1}, 2, 256);  // QP 7 on thread 0, QP 8 on thread 1
+  FakeCq fake(fake_poll_cq);
+  SharedCq shared(&fake.cq, {7, 8}, {0, 1}, 2, 256);  // QP 7 on thread 0, QP 8 on thread 1
   cq_queue.clear();
   for (uint64_t i = 0; i < 100; ++i) cq_queue.push_back(completion(7, i));
   std::vector<ibv_wc> out(64);
@@ -170,12 +177,9 @@ int racing_poll_cq(ibv_cq*, int n, ibv_wc* wc) {
 }
 
 TEST(SharedCqPolling, EachQpsCompletionsReachItsThreadInCqOrder) {
-  ibv_context ctx{};
-  ctx.ops.poll_cq = racing_poll_cq;
-  ibv_cq cq{};
-  cq.context = &ctx;
+  FakeCq fake(racing_poll_cq);
   constexpr uint64_t kEach = 20000;
-  SharedCq shared(&cq, {7, 8}, {0, 1}, 2, 2 * kEach);
+  SharedCq shared(&fake.cq, {7, 8}, {0, 1}, 2, 2 * kEach);
   racing_queue.clear();
   racing_next = 0;
   for (uint64_t i = 0; i < kEach; ++i) {
