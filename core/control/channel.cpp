@@ -226,8 +226,8 @@ Message Channel::recv(milliseconds timeout) {
     check_silence();
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
-      throw Timeout("peer " + peer_ + " did not answer within " + std::to_string(timeout.count() / 1000) +
-                         " s: is it still running? (raise --timeout for very long tests)");
+      throw Timeout("peer " + peer_ + (silence_.count() > 0 ? " sent no message (only its heartbeat) for " : " sent nothing for ") +
+                    std::to_string(timeout.count() / 1000) + " s: is it still running? (raise --timeout for very long tests)");
     fill(static_cast<int>(std::min<long>(left, 1000)));
   }
 }
