@@ -73,7 +73,9 @@ class Channel {
  private:
   bool fill(int timeout_ms);  // reads what is available; false on timeout
   std::optional<Message> take();  // a whole message other than TICK, if one is here
-  void check_silence() const;
+  // Throws Silent when nothing came for the bound, reading first: bytes that waited in
+  // the socket while this side was busy elsewhere are not the peer's silence.
+  void check_silence();
 
   // What the heartbeat thread shares with the channel, on the heap so a move keeps it.
   struct Link;

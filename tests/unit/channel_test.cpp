@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <thread>
 
 namespace rdmasweep::control {
 namespace {
@@ -50,6 +51,20 @@ TEST(Channel, APeerThatSendsNothingIsGivenUpAfterTheBound) {
   EXPECT_LT(seconds_since(t0), 2.0) << "the bound was not kept";
   EXPECT_GE(seconds_since(t0), 0.3);
   EXPECT_THROW(b.try_recv(), Silent) << "an idle loop's look at the channel must say so too";
+}
+
+TEST(Channel, ASideThatWasAwayReadsBeforeItJudgesThePeerSilent) {
+  auto [a, b] = pair_of_channels();
+  a.start_heartbeat();
+  b.bound_silence(4 * kTickEvery);
+  // b does not read for longer than the bound (a long setup under a sanitizer, say);
+  // a's TICKs wait in the socket all along.
+  std::this_thread::sleep_for(6 * kTickEvery);
+  a.send(MsgType::Done, {{"n", 2}});
+  Message m = b.recv(2s);
+  EXPECT_EQ(m.type, MsgType::Done);
+  std::this_thread::sleep_for(6 * kTickEvery);
+  EXPECT_FALSE(b.try_recv()) << "only TICKs came: nothing for the caller, and no silence";
 }
 
 TEST(Channel, NoBoundMeansOnlyTheWaitsOwnTimeout) {
