@@ -145,6 +145,7 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
   Laps laps(outside_);
   clear_progress_line();
   std::map<std::string, size_t> nth;  // the store keeps a point's successful repetitions, in order
+  std::vector<std::string> notes;
   for (const Run& r : runs) {
     const std::string point = r.run_name.function_name;
     const PointResult* this_run = nullptr;
@@ -161,10 +162,12 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     if (!flags.empty()) {
       std::string line;
       for (const std::string& f : flags) line += (line.empty() ? "" : ", ") + f;
-      std::printf("  ! counters: %s\n", line.c_str());
+      notes.push_back("  ! counters: " + line);
     }
   }
-  report_.write(false);
+  report_.write(false);  // prints the rows: each point's counter notes go under them
+  for (const std::string& n : notes) std::printf("%s\n", n.c_str());
+  std::fflush(stdout);
   laps.lap(&WallTime::writing);
 }
 

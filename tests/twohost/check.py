@@ -1,7 +1,7 @@
 """Checks an rdmasweep results file from the two-host tests (stdlib only).
 
 check.py FILE [--iters N] [--complete] [--client HOST,ADDR] [--server HOST,ADDR]
-              [--kept N] [--summary LABEL]
+              [--kept N] [--summary LABEL] [--console LOG]
 Exit 1 with one line per problem, 0 when every check holds.
 """
 import argparse
@@ -20,6 +20,8 @@ ap.add_argument("--counters", action="store_true",
                 help="every measured point carries both sides' port counter deltas, packets sent on each")
 ap.add_argument("--retransmits", action="store_true", help="the completed points' counters show retransmits")
 ap.add_argument("--summary", help="print LABEL, Gb/s and p99 of each measured point")
+ap.add_argument("--console", metavar="LOG",
+                help="the client's output: a point whose counters flag it has its '! counters:' line right under its row")
 a = ap.parse_args()
 
 problems = []
@@ -60,6 +62,16 @@ if a.counters:
                 problems.append(f"{b['name']}: no {side} port counters (or no packets sent): {b.get('counters')}")
 if a.retransmits and ok and sum(b.get("retransmits", 0) for b in ok) == 0:
     problems.append("no retransmits in any point's counters, although packets were lost")
+if a.console:
+    with open(a.console, encoding="utf-8", errors="replace") as f:
+        out = [l for l in f.read().splitlines() if not l.startswith("rdmasweep")]  # stderr's lines
+    for b in ok:
+        if not b.get("anomalies"):
+            continue
+        rows = [i for i, l in enumerate(out) if l.startswith(b["name"] + " ")]
+        if not rows or rows[0] + 1 >= len(out) or not out[rows[0] + 1].startswith("  ! counters: "):
+            problems.append(f"{b['name']}: flagged {b['anomalies']}, but its console row is not followed by "
+                            f"its '! counters:' line")
 if a.kept is not None and len(ok) < a.kept:
     problems.append(f"{len(ok)} measured point(s) kept, expected at least {a.kept}")
 if a.summary:

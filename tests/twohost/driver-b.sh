@@ -144,7 +144,7 @@ fault() {
   client "$name" --op write,send --mode bw,lat --size 4096 -n 100 --warmup 5 --timeout 5
   local rc=$?
   if ((rc == 124 || rc == 137)); then fail "netem $name" "client hung"
-  elif ((rc == 0)) && check "$dir/$name.json" --complete --iters 100 --counters "${c[@]}" --summary "$name"; then ok "netem $name"
+  elif ((rc == 0)) && check "$dir/$name.json" --complete --iters 100 --counters "${c[@]}" --console "$dir/$name.log" --summary "$name"; then ok "netem $name"
   elif ((rc != 0)) && check "$dir/$name.json" --iters 100 --summary "$name"; then ok "netem $name (failed cleanly: $(grep -m1 -i 'error\|fail' "$dir/$name.log" | cut -c1-120))"
   else fail "netem $name" "wrong counts, missing counters or unreadable results (exit $rc)"; fi
 }
