@@ -1,12 +1,16 @@
 #include "core/counters.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
+
+#include "core/nldev_stats.hpp"
+#include "core/verbs/device.hpp"
 
 namespace rdmasweep {
 
@@ -41,17 +45,40 @@ PortCounters PortCounters::open(const std::string& device, unsigned port, const 
       if (name == "lifespan") continue;  // hw_counters' refresh period in ms, not a count
       // The same name in both directories (not seen so far) keeps both, told apart.
       bool taken = std::any_of(pc.files_.begin(), pc.files_.end(), [&](const File& f) { return f.name == name; });
-      pc.files_.push_back({taken ? std::string(dir) + "/" + name : name, e.path().string()});
+      pc.files_.push_back({taken ? std::string(dir) + "/" + name : name, e.path().string(), name,
+                           std::string(dir) == "hw_counters"});
     }
   }
   std::sort(pc.files_.begin(), pc.files_.end(), [](const File& a, const File& b) { return a.name < b.name; });
-  pc.settle_ = hw_counters_settle(base / "hw_counters");
+  pc.sysfs_settle_ = hw_counters_settle(base / "hw_counters");
+  pc.settle_ = pc.sysfs_settle_;
+  // The system's own devices: their hw counters straight from the driver when the
+  // kernel answers for every one of them, with nothing to wait for.
+  if (root == kSysfsRoot && pc.settle_.count() > 0) {
+    const int index = verbs::kernel_index(device);
+    auto now = index < 0 ? std::nullopt : nldev::read_hw_counters(static_cast<uint32_t>(index), port);
+    if (now && std::all_of(pc.files_.begin(), pc.files_.end(), [&](const File& f) { return !f.hw || now->count(f.raw); })) {
+      pc.nl_device_ = index;
+      pc.port_ = port;
+      pc.settle_ = std::chrono::milliseconds(0);
+    }
+  }
   return pc;
 }
 
 CounterValues PortCounters::read() const {
+  std::optional<CounterValues> hw;
+  if (nl_device_ >= 0) {
+    hw = nldev::read_hw_counters(static_cast<uint32_t>(nl_device_), port_);
+    // The kernel stopped answering: sysfs's cache, once it is sure to hold the traffic.
+    if (!hw) std::this_thread::sleep_for(sysfs_settle_);
+  }
   CounterValues v;
   for (const File& f : files_) {
+    if (hw && f.hw) {
+      if (auto it = hw->find(f.raw); it != hw->end()) v[f.name] = it->second;
+      continue;
+    }
     std::ifstream in(f.path);
     uint64_t x = 0;
     if (in >> x) v[f.name] = x;

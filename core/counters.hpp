@@ -1,5 +1,6 @@
-// The port's own account of a point: its counters read from sysfs before and after,
-// outside the measured window (the hot loop never touches them).
+// The port's own account of a point: its counters read before and after, outside the
+// measured window (the hot loop never touches them): from sysfs, the driver's
+// hw_counters through RDMA netlink where the kernel serves them (core/nldev_stats.hpp).
 //
 // Which counters exist depends on the driver and kernel, so the directories are
 // listed, never assumed: ports/P/hw_counters/* (driver counters: rxe's sent_pkts,
@@ -24,19 +25,20 @@ using CounterValues = std::map<std::string, uint64_t>;  // raw driver name -> va
 class PortCounters {
  public:
   // The counter files of DEVICE's port PORT under `root` (sysfs's class directory).
-  static PortCounters open(const std::string& device, unsigned port,
-                           const std::string& root = "/sys/class/infiniband");
+  static constexpr const char* kSysfsRoot = "/sys/class/infiniband";
+  static PortCounters open(const std::string& device, unsigned port, const std::string& root = kSysfsRoot);
 
   bool available() const { return !files_.empty(); }
   // Where they were looked for (for the "no counters" note).
   const std::string& where() const { return where_; }
   // Every counter now. A file that cannot be read (some need privileges) is skipped.
   CounterValues read() const;
-  // How long after the last packet a read is sure to see it: the kernel serves a
-  // driver's hw_counters from a cache refreshed at most once per lifespan (sysfs
-  // hw_counters/lifespan, in ms; 10 where the file is missing), counted in jiffies, so
-  // the lifespan plus one jiffy at HZ=100 (the coarsest tick). Zero for a port with
-  // no hw_counters: counters/ are asked of the device on every read.
+  // How long after the last packet a read is sure to see it. Zero when the kernel's
+  // RDMA netlink serves the hw counters (asked of the driver on every read, as
+  // counters/ are) or the port has none. Otherwise sysfs serves them from a cache
+  // refreshed at most once per lifespan (hw_counters/lifespan, in ms; 10 where the
+  // file is missing), counted in jiffies: the lifespan plus one jiffy at HZ=100 (the
+  // coarsest tick).
   std::chrono::milliseconds settle() const { return settle_; }
   // Every counter once traffic that ended at `last_traffic` is in them: waits only for
   // what remains of settle() since then (outside every measured window).
@@ -48,10 +50,14 @@ class PortCounters {
  private:
   struct File {
     std::string name, path;
+    std::string raw;  // the file's own name (`name` may say its directory too)
+    bool hw;          // in hw_counters/
   };
   std::vector<File> files_;
   std::string where_;
-  std::chrono::milliseconds settle_{0};
+  std::chrono::milliseconds settle_{0}, sysfs_settle_{0};
+  int nl_device_ = -1;  // the device's kernel index when netlink serves its hw counters
+  unsigned port_ = 0;
 };
 
 // after - before for every counter present in both (unsigned: a wrapped counter still

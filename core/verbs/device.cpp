@@ -38,6 +38,14 @@ std::vector<std::string> list_devices() {
   return names;
 }
 
+int kernel_index(const std::string& name) {
+  int n = 0;
+  DeviceList l(ibv_get_device_list(&n));
+  for (int i = 0; l && i < n; ++i)
+    if (name == ibv_get_device_name(l.get()[i])) return ibv_get_device_index(l.get()[i]);
+  return -1;
+}
+
 Device Device::open(const std::string& name, uint8_t port) {
   int n = 0;
   DeviceList l = get_list(&n);

@@ -12,6 +12,8 @@ namespace rdmasweep::verbs {
 
 // Names of all RDMA devices on this host (empty when there are none).
 std::vector<std::string> list_devices();
+// The kernel's index of device `name` (what RDMA netlink names it by), or -1.
+int kernel_index(const std::string& name);
 
 class Device {
  public:
