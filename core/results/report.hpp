@@ -24,6 +24,7 @@ class SweepReport {
   size_t failed() const { return doc_.failed(); }
   const std::string& write_error() const { return file_.write_error(); }
   void set_width(size_t w) { console_.set_name_width(w); }
+  void set_write_spacing(int n) { file_.set_write_spacing(n); }  // FileReporter::kWriteSpacing
 
   void add(nlohmann::json entry, const nlohmann::json& record = nlohmann::json()) {
     doc_.add(std::move(entry), record);

@@ -108,10 +108,13 @@ void ConsoleReporter::report_entries(const ResultsDocument& doc, size_t first) {
 FileReporter::FileReporter(std::string who, std::ostream& err) : who_(std::move(who)), err_(err) {}
 
 void FileReporter::write(const ResultsDocument& doc, bool durable) {
+  const auto began = std::chrono::steady_clock::now();
   try {
     write_json_atomic(doc.path(), doc.results(), durable);
     write_json_atomic(doc.hist_path(), doc.histograms(), durable);
     write_error_.clear();
+    last_end_ = std::chrono::steady_clock::now();
+    last_took_ = last_end_ - began;
   } catch (const std::exception& e) {
     if (write_error_.empty())
       err_ << who_ << ": " << e.what() << " (results kept in memory; trying again after the next point)" << std::endl;

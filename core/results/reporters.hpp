@@ -4,6 +4,7 @@
 // The client and the mesh use both, through SweepReport (core/results/report.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <iosfwd>
 #include <string>
@@ -62,9 +63,17 @@ class FileReporter : public ResultsReporter {
   // `who` starts the message on `err` when a write fails ("rdmasweep", "rdmasweep mesh").
   FileReporter(std::string who, std::ostream& err);
 
-  // Every point's write survives the process; the last one also the machine (synced).
+  // New entries are written at once unless the files were written less than
+  // kWriteSpacing write-times ago: both files are rewritten whole, so a write grows
+  // with the sweep, and this keeps writing under 1/kWriteSpacing of the wall time. A
+  // process killed outright loses at most that span's points; the end (also after an
+  // interrupt or a failure) writes everything, and that last write is synced.
+  static constexpr int kWriteSpacing = 20;
+  void set_write_spacing(int n) { spacing_ = n; }  // 0: after every point
   void report_context(const ResultsDocument& doc) override { write(doc, false); }
-  void report_entries(const ResultsDocument& doc, size_t) override { write(doc, false); }
+  void report_entries(const ResultsDocument& doc, size_t) override {
+    if (due()) write(doc, false);
+  }
   void finalize(const ResultsDocument& doc) override { write(doc, true); }
 
   // Why the last write failed ("" when it succeeded): the results stay in memory and
@@ -73,7 +82,13 @@ class FileReporter : public ResultsReporter {
 
  private:
   void write(const ResultsDocument& doc, bool durable);
+  bool due() const {
+    return !write_error_.empty() || std::chrono::steady_clock::now() - last_end_ >= spacing_ * last_took_;
+  }
 
+  std::chrono::steady_clock::time_point last_end_{};
+  std::chrono::steady_clock::duration last_took_{};
+  int spacing_ = kWriteSpacing;
   std::string who_;
   std::ostream& err_;
   std::string write_error_;

@@ -182,6 +182,7 @@ TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
   const std::string dir = temp_dir(), path = dir + "/sweep.json";
   std::ostringstream out, err;
   SweepReport report(path, {{"tool", "rdmasweep"}}, client_console_layout(), "rdmasweep", out, err);
+  report.set_write_spacing(0);
   report.write(false);
   json doc = load(path);
   EXPECT_EQ(doc["context"]["incomplete"], true);
@@ -220,6 +221,26 @@ TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
   EXPECT_EQ(err.str(), "");
   const std::string shown = out.str();
   EXPECT_EQ(std::count(shown.begin(), shown.end(), '\n'), 4) << "the header and each entry once:\n" << shown;
+}
+
+// Writes are spaced by a multiple of their own time: new entries wait for the next
+// due write (the table shows them at once), and the end writes everything.
+TEST(FileReporter, WritesAreSpacedAndTheEndWritesEverything) {
+  const std::string path = temp_dir() + "/spaced.json";
+  std::ostringstream out, err;
+  SweepReport report(path, json::object(), client_console_layout(), "rdmasweep", out, err);
+  report.set_write_spacing(1000000);  // no write is due before the end
+  report.write(false);
+  report.add(measured("write/bw", 0, 1e9, NAN));
+  report.write(false);
+  EXPECT_EQ(load(path)["benchmarks"].size(), 0u) << "written before it was due";
+  EXPECT_NE(out.str().find("write/bw"), std::string::npos) << "the table waits for nothing:\n" << out.str();
+  report.add(measured("write/lat", 0, 1e9, NAN));
+  report.write(true, "interrupted");
+  const json doc = load(path);
+  EXPECT_EQ(doc["benchmarks"].size(), 2u);
+  EXPECT_EQ(doc["context"]["incomplete_reason"], "interrupted");
+  EXPECT_EQ(FileReporter::kWriteSpacing, 20) << "docs/usage.md and docs/performance.md say 1/20 of the wall time";
 }
 
 TEST(FileReporter, CompleteWhenFinishedWithoutAReason) {
