@@ -1,10 +1,10 @@
 #include "core/counters.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -51,28 +51,34 @@ PortCounters PortCounters::open(const std::string& device, unsigned port, const 
   }
   std::sort(pc.files_.begin(), pc.files_.end(), [](const File& a, const File& b) { return a.name < b.name; });
   pc.sysfs_settle_ = hw_counters_settle(base / "hw_counters");
-  pc.settle_ = pc.sysfs_settle_;
   // The system's own devices: their hw counters straight from the driver when the
   // kernel answers for every one of them, with nothing to wait for.
-  if (root == kSysfsRoot && pc.settle_.count() > 0) {
+  if (root == kSysfsRoot && pc.sysfs_settle_.count() > 0) {
     const int index = verbs::kernel_index(device);
     auto now = index < 0 ? std::nullopt : nldev::read_hw_counters(static_cast<uint32_t>(index), port);
     if (now && std::all_of(pc.files_.begin(), pc.files_.end(), [&](const File& f) { return !f.hw || now->count(f.raw); })) {
       pc.nl_device_ = index;
       pc.port_ = port;
-      pc.settle_ = std::chrono::milliseconds(0);
     }
   }
   return pc;
 }
 
-CounterValues PortCounters::read() const {
-  std::optional<CounterValues> hw;
-  if (nl_device_ >= 0) {
-    hw = nldev::read_hw_counters(static_cast<uint32_t>(nl_device_), port_);
-    // The kernel stopped answering: sysfs's cache, once it is sure to hold the traffic.
-    if (!hw) std::this_thread::sleep_for(sysfs_settle_);
-  }
+std::optional<CounterValues> PortCounters::read_netlink() const {
+  if (nl_device_ < 0) return std::nullopt;
+  return nldev::read_hw_counters(static_cast<uint32_t>(nl_device_), port_);
+}
+
+CounterValues PortCounters::read() const { return read_files(read_netlink()); }
+
+CounterValues PortCounters::read_after_traffic(std::chrono::steady_clock::time_point last_traffic) const {
+  std::optional<CounterValues> hw = read_netlink();
+  // No netlink (or it stopped answering): sysfs's cache, once it is sure to hold the traffic.
+  if (!hw) std::this_thread::sleep_until(last_traffic + sysfs_settle_);
+  return read_files(hw);
+}
+
+CounterValues PortCounters::read_files(const std::optional<CounterValues>& hw) const {
   CounterValues v;
   for (const File& f : files_) {
     if (hw && f.hw) {
@@ -84,11 +90,6 @@ CounterValues PortCounters::read() const {
     if (in >> x) v[f.name] = x;
   }
   return v;
-}
-
-CounterValues PortCounters::read_after_traffic(std::chrono::steady_clock::time_point last_traffic) const {
-  std::this_thread::sleep_until(last_traffic + settle_);
-  return read();
 }
 
 std::vector<std::string> PortCounters::names() const {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ class PortCounters {
   // refreshed at most once per lifespan (hw_counters/lifespan, in ms; 10 where the
   // file is missing), counted in jiffies: the lifespan plus one jiffy at HZ=100 (the
   // coarsest tick).
-  std::chrono::milliseconds settle() const { return settle_; }
+  std::chrono::milliseconds settle() const { return nl_device_ >= 0 ? std::chrono::milliseconds(0) : sysfs_settle_; }
   // Every counter once traffic that ended at `last_traffic` is in them: waits only for
   // what remains of settle() since then (outside every measured window).
   CounterValues read_after_traffic(std::chrono::steady_clock::time_point last_traffic) const;
@@ -53,9 +54,14 @@ class PortCounters {
     std::string raw;  // the file's own name (`name` may say its directory too)
     bool hw;          // in hw_counters/
   };
+  // The hw counters through netlink, when it serves them and answers now.
+  std::optional<CounterValues> read_netlink() const;
+  // Every file's counter, the hw ones from `hw` where given.
+  CounterValues read_files(const std::optional<CounterValues>& hw) const;
+
   std::vector<File> files_;
   std::string where_;
-  std::chrono::milliseconds settle_{0}, sysfs_settle_{0};
+  std::chrono::milliseconds sysfs_settle_{0};  // hw_counters/' cache: lifespan + a jiffy
   int nl_device_ = -1;  // the device's kernel index when netlink serves its hw counters
   unsigned port_ = 0;
 };

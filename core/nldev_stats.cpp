@@ -88,7 +88,8 @@ std::optional<std::map<std::string, uint64_t>> read_hw_counters(uint32_t dev_ind
       std::string name;
       std::optional<uint64_t> value;
       for_each_attr(e, e + elen, [&](uint16_t ftype, const uint8_t* f, size_t flen) {
-        if (ftype == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) name.assign(reinterpret_cast<const char*>(f), strnlen(reinterpret_cast<const char*>(f), flen));
+        const char* text = reinterpret_cast<const char*>(f);
+        if (ftype == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME) name.assign(text, strnlen(text, flen));
         if (ftype == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE && flen == sizeof(uint64_t)) {
           uint64_t x;
           std::memcpy(&x, f, sizeof x);
