@@ -130,20 +130,36 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
   return slots;
 }
 
-uint64_t TestResources::size_buffers(uint64_t slot) {
+uint64_t message_stride(const TestConfig& c, uint64_t slot) {
   // UD receives hold the GRH before the payload.
-  msg_stride = round_slot(std::max(slot, cfg.work.size + (is_ud(cfg) ? kUdGrhBytes : 0)));
+  return round_slot(std::max(slot, c.work.size + (is_ud(c) ? kUdGrhBytes : 0)));
+}
+
+// The bytes `c`'s buffers pin: rx and tx areas of qp_regions() regions.
+static uint64_t buffer_bytes(const TestConfig& c, uint64_t stride) {
+  const uint32_t slots = message_slots(c);
+  const uint64_t bytes = 2 * stride * slots * qp_regions(c);
+  if (bytes > (uint64_t{8} << 30))
+    throw Error("a test with " + std::to_string(c.work.qps) + " QPs of " + std::to_string(c.work.size) +
+                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
+                (slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
+                (slots > 1 ? " or --tx-depth/--rx-depth" : ""));
+  return bytes;
+}
+
+void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot) {
+  validate(c);
+  check_device_limits(c, dev);
+  buffer_bytes(c, message_stride(c, slot));
+}
+
+uint64_t TestResources::size_buffers(uint64_t slot) {
+  msg_stride = message_stride(cfg, slot);
   msg_slots = message_slots(cfg);
   slot_bytes = msg_stride * msg_slots;
   regions = qp_regions(cfg);
   validate_seen.assign(cfg.knobs.validate ? cfg.work.qps : 0, 0);
-  const uint64_t bytes = 2 * slot_bytes * regions;
-  if (bytes > (uint64_t{8} << 30))
-    throw Error("a test with " + std::to_string(cfg.work.qps) + " QPs of " + std::to_string(cfg.work.size) +
-                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
-                (msg_slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
-                (msg_slots > 1 ? " or --tx-depth/--rx-depth" : ""));
-  return bytes;
+  return buffer_bytes(cfg, msg_stride);
 }
 
 TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,

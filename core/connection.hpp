@@ -60,6 +60,12 @@ bool same_shape(const TestConfig& a, const TestConfig& b);
 // Buffer slot per point: the largest size among the points of its shape, so its
 // QPs can serve them all, unless that would pin more than `budget` bytes.
 std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget = uint64_t{256} << 20);
+// One message buffer of `c` in a shape planned for `slot`: what the peer sizes its
+// side by (SetupRequest::slot_bytes).
+uint64_t message_stride(const TestConfig& c, uint64_t slot);
+// Throws what creating `c`'s resources on `dev` would for their plan (the config, the
+// device's limits, the buffers' size) without creating anything.
+void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
 
 class SharedCq;
 

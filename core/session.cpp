@@ -182,11 +182,18 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   if (reuse) {
     res_->retarget(cfg);
   } else {
-    // Local resources first: a request this device cannot serve fails before the server does any work.
     res_.reset();
-    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot, memory_node(opt_));
-    res_->limit_reads(server_.max_qp_rd_atom);
+    check_plan(cfg, fabric_.dev, slot);  // what fails without creating anything fails before the server does any work
   }
+  std::exception_ptr failed;
+  try {
+    failed = set_up(cfg, slot, reuse);
+  } catch (...) {
+    broken_ = true;
+    res_.reset();
+    throw;
+  }
+  if (failed) std::rethrow_exception(failed);  // the server freed its side: the session goes on
   try {
     PointResult r = run_connected(*res_, reuse, t0, laps);
     r.reused = reuse;
@@ -216,11 +223,31 @@ static void connect_by_cm(PointResources& res, const std::vector<control::Endpoi
   for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
 }
 
+std::exception_ptr ClientSession::set_up(const TestConfig& cfg, uint64_t slot, bool reuse) {
+  ch_.send(MsgType::Setup,
+           control::to_json(control::SetupRequest{cfg, reuse ? res_->slot_bytes() : message_stride(cfg, slot), reuse}));
+  if (reuse) return nullptr;
+  std::string why;
+  std::exception_ptr failed;
+  try {
+    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot, memory_node(opt_));
+    res_->limit_reads(server_.max_qp_rd_atom);
+    return nullptr;
+  } catch (const std::exception& e) {
+    why = e.what();
+    failed = std::current_exception();
+  }
+  res_.reset();
+  // The server created its side meanwhile: it answers, then frees it.
+  ch_.expect(MsgType::SetupOk, opt_.timeout);
+  ch_.send(MsgType::Abandon, {{"message", why}});
+  return failed;
+}
+
 PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0,
                                          Laps& laps) {
   const TestConfig& cfg = res.cfg();
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
-  ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res.slot_bytes(), reuse}));
   std::vector<control::Endpoint> peer =
       control::endpoints_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.knobs.threads, cfg.work.qps);
   if (reuse) {
@@ -297,13 +324,25 @@ void ClientSession::close(const std::string& error) {
 
 // ---- server ----
 
+// The client could not create its side of the point (SetupRequest): the server frees
+// its own and waits for the next SETUP.
+struct Abandoned {
+  std::string why;
+};
+
+// The client's answer to SETUP_OK: its endpoints (CONNECT), or ABANDON.
+static void take_abandon(const control::Message& m) {
+  if (m.type == MsgType::Abandon) throw Abandoned{control::error_from_json(m.body)};
+  if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
+}
+
 // --cm: accepts the client's RDMA-CM connection of every QP on the listener announced
 // in SETUP_OK, then posts the initial receives (before READY, as connect() does).
 static void accept_by_cm(PointResources& res, control::Channel& ch, const SessionOptions& opt) {
   res.cm->accept_all(res, opt.timeout, [&ch] {
-    // The client speaks now only when it gave up (it failed to connect, or was interrupted).
+    // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
     if (auto m = ch.try_recv()) {
-      if (m->type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m->body));
+      take_abandon(*m);
       throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
     }
   });
@@ -312,7 +351,8 @@ static void accept_by_cm(PointResources& res, control::Channel& ch, const Sessio
 }
 
 // `res` holds the previous point's resources, reused when the client asks. Sets up
-// (or retargets) and connects this point's QPs, every thread's.
+// (or retargets) and connects this point's QPs, every thread's. Throws Abandoned when
+// the client's side failed.
 static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
                         const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
@@ -337,8 +377,13 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
   }
   ch.send(MsgType::SetupOk, control::to_json(mine));
   if (by_cm) accept_by_cm(*res, ch, opt);
-  std::vector<control::Endpoint> peer =
-      control::endpoints_from_json(ch.expect(MsgType::Connect, opt.timeout), cfg.knobs.threads, cfg.work.qps);
+  // The client creates its side meanwhile (as long as that takes, with many QPs): a
+  // client that stops is caught by its silence, not by a bound on its work.
+  control::Message m = ch.recv(kTestWait);
+  take_abandon(m);
+  if (m.type != MsgType::Connect)
+    throw control::ProtocolError(std::string("expected CONNECT from ") + ch.peer() + ", got " + control::to_string(m.type));
+  std::vector<control::Endpoint> peer = control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
   if (req.reuse || by_cm) {
     res->set_remote(peer);
   } else {
@@ -386,11 +431,19 @@ static PointResult lead_point(PointResources& res, control::Channel& ch, const S
   return measure_threads(res, ctl, 0, opt.placement, sent);
 }
 
-static void serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
-                       const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
+// Returns false when the client abandoned the point before it ran.
+static bool serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
+                       const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res,
+                       const std::function<void(const std::string&)>& log) {
   const TestConfig& cfg = req.cfg;
   const CounterValues c0 = sample(fabric);
-  serve_setup(fabric, ch, req, opt, cm, res);
+  try {
+    serve_setup(fabric, ch, req, opt, cm, res);
+  } catch (const Abandoned& a) {
+    res.reset();
+    if (log) log("client " + ch.peer() + " could not set up " + point_name(cfg) + " on its side: " + a.why);
+    return false;
+  }
 
   const Workload& w = cfg.work;
   const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
@@ -441,6 +494,7 @@ static void serve_test(LocalFabric& fabric, control::Channel& ch, const control:
     result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
   ch.send(MsgType::Result, control::to_json(result));
+  return true;
 }
 
 size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOptions& opt,
@@ -469,8 +523,7 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
     if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
     if (m.type != MsgType::Setup)
       throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
-    serve_test(fabric, ch, control::setup_from_json(m.body), opt, client.cm, res);
-    ++served;
+    if (serve_test(fabric, ch, control::setup_from_json(m.body), opt, client.cm, res, log)) ++served;
   }
 }
 

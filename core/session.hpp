@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -85,6 +86,9 @@ class ClientSession {
   TestResources* resources() { return res_ ? &res_->lane(0) : nullptr; }
 
  private:
+  // Sends SETUP and, for a new shape, creates this side while the server creates its
+  // own. Returns what failed on this side (the server was told: ABANDON), else null.
+  std::exception_ptr set_up(const TestConfig& cfg, uint64_t slot, bool reuse);
   PointResult run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0, Laps& laps);
 
   LocalFabric& fabric_;

@@ -18,6 +18,7 @@ const char* to_string(MsgType t) {
     case MsgType::Error: return "ERROR";
     case MsgType::Bye: return "BYE";
     case MsgType::Tick: return "TICK";
+    case MsgType::Abandon: return "ABANDON";
   }
   return "?";
 }
@@ -49,7 +50,7 @@ Header decode_header(const uint8_t* p) {
     throw ProtocolError("peer speaks control protocol " + std::to_string(version) + ", this rdmasweep speaks " +
                         std::to_string(kProtocolVersion) + ": run the same rdmasweep version on both hosts");
   uint16_t type = static_cast<uint16_t>(get_be(p + 6, 2));
-  if (type < static_cast<uint16_t>(MsgType::Hello) || type > static_cast<uint16_t>(MsgType::Tick))
+  if (type < static_cast<uint16_t>(MsgType::Hello) || type > static_cast<uint16_t>(kLastMsgType))
     throw ProtocolError("unknown control message type " + std::to_string(type));
   uint32_t len = static_cast<uint32_t>(get_be(p + 8, 4));
   if (len > kMaxPayload) throw ProtocolError("control message length " + std::to_string(len) + " is over the limit");

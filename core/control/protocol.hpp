@@ -18,12 +18,13 @@
 
 namespace rdmasweep::control {
 
-constexpr uint16_t kProtocolVersion = 2;  // 2: TICK heartbeats, Hello::timeout_ms
+constexpr uint16_t kProtocolVersion = 3;  // 2: TICK heartbeats, Hello::timeout_ms; 3: SETUP first, ABANDON
 constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
 constexpr uint32_t kMaxQps = 1u << 20;  // matches the configuration limit
 
-enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye, Tick };
+enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye, Tick, Abandon };
+constexpr MsgType kLastMsgType = MsgType::Abandon;
 
 // Each side sends TICK this often from HELLO on (Channel::start_heartbeat), so the
 // other can tell a silent peer (stopped, hung, its host gone) from a busy one.
@@ -130,6 +131,10 @@ nlohmann::json to_json(const Counts& c);
 Counts counts_from_json(const nlohmann::json& j, uint32_t expected_qps);
 // The client's request for one point. `reuse`: keep the QPs of the previous point
 // (same shape, see same_shape()), already connected; `slot_bytes`: buffer per QP region.
+// For a new shape the client sends SETUP before it creates its own side, so both sides
+// create at once; if its side then fails, it answers the SETUP_OK with ABANDON (body:
+// {"message"}) instead of CONNECT, and the server frees its side and waits for the
+// next SETUP: the session goes on, as when the client fails before any exchange.
 struct SetupRequest {
   TestConfig cfg;
   uint64_t slot_bytes = 0;

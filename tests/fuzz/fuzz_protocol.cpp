@@ -182,7 +182,7 @@ void frames(const std::string& in) {
     }
     if (h.length > kMaxPayload) fail("decode_header accepted a length over the limit", json());
     if (static_cast<uint16_t>(h.type) < static_cast<uint16_t>(MsgType::Hello) ||
-        static_cast<uint16_t>(h.type) > static_cast<uint16_t>(MsgType::Tick))
+        static_cast<uint16_t>(h.type) > static_cast<uint16_t>(kLastMsgType))
       fail("decode_header accepted an unknown type", json());
     pos += kHeaderBytes;
     if (in.size() - pos < h.length) return;  // the channel would wait for the rest

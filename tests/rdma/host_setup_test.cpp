@@ -186,6 +186,38 @@ TEST_F(LockedMemory, ClientSaysTheLimitIsTooLow) {
   EXPECT_NE(read_file(dir_ + "/r.json").find("locked-memory limit is probably too low"), std::string::npos);
 }
 
+// The client sends SETUP before it creates its side (both sides create at once): when
+// its side then fails (here its buffers, over its locked-memory limit, which the root
+// server does not have), it abandons the point, the server frees its side, and the
+// sweep goes on with the next point on the same connection.
+TEST_F(LockedMemory, PointTheClientCannotCreateIsAbandonedAndTheSweepGoesOn) {
+  Process server({kBin, "server", "--port", "0", "--bind", "127.0.0.1"});
+  std::string line = server.wait_for_stderr("listening on", 60s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
+  // Latency gives each QP its own 2 x 4 KiB: 32 QPs pin 256 KiB, one QP 8 KiB.
+  Outcome c = run(as_nobody({"client", "127.0.0.1", "--port", m[1], "--no-progress", "--op", "write", "--mode", "lat",
+                             "-q", "32,1", "-s", "4k", "-n", "20", "--out", dir_ + "/r.json"}),
+                  120s);
+  EXPECT_EQ(c.code, 1) << c.out << c.err;
+  nlohmann::json r = load_json(dir_ + "/r.json");
+  ASSERT_EQ(r["benchmarks"].size(), 2u) << r.dump();
+  for (const nlohmann::json& b : r["benchmarks"]) {
+    const std::string name = b["name"];
+    SCOPED_TRACE(name);
+    if (name.find("qps:32/") != std::string::npos) {
+      EXPECT_NE(b.value("error_message", "").find("ibv_reg_mr"), std::string::npos) << b.dump();
+    } else {
+      EXPECT_FALSE(b.value("error_occurred", false)) << b.dump();
+      EXPECT_EQ(b.value("messages", 0.0), 20.0) << b.dump();
+    }
+  }
+  // The server was told and went on serving the same connection.
+  EXPECT_NE(server.wait_for_stderr("could not set up", 10s).find("write/lat/qps:32/"), std::string::npos) << server.err();
+  const std::string log = server.err();
+  EXPECT_EQ(log.find(") connected"), log.rfind(") connected")) << "the client had to connect again: " << log;
+}
+
 // --hugepages: with none reserved the client says so in one line before any QP; with a
 // pool, a point's buffers come from it on both sides (HugePages_Free drops while the
 // point runs) and the point is named /huge.
