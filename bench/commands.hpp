@@ -14,7 +14,8 @@ int client_main(int argc, char** argv);
 int server_main(int argc, char** argv);
 int devices_main(int argc, char** argv);
 int doctor_main(int argc, char** argv);
-int mesh_main(int argc, char** argv);  // started by mpirun
+int mesh_main(int argc, char** argv);        // checks the options, then execs rdmasweep-mesh
+int mesh_ranks_main(int argc, char** argv);  // in rdmasweep-mesh: one rank, started by mpirun
 int hunt_main(int argc, char** argv);
 
 }  // namespace rdmasweep

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include <boost/program_options.hpp>
-#include <boost/version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
@@ -25,12 +24,6 @@
 #include "core/refusals.hpp"
 #include "core/version.hpp"
 
-#ifndef RDMASWEEP_COMPILER
-#define RDMASWEEP_COMPILER "unknown"
-#endif
-#ifndef RDMASWEEP_IBVERBS_VERSION
-#define RDMASWEEP_IBVERBS_VERSION "unknown"
-#endif
 
 namespace rdmasweep {
 
@@ -268,21 +261,6 @@ std::string usage_text() {
   return s;
 }
 
-std::string version_text() {
-  std::ostringstream v;
-  v << "rdmasweep " << RDMASWEEP_VERSION << "\n"
-    << "git revision: " << git_revision() << "\n"
-    << "build type: " << RDMASWEEP_BUILD_TYPE << "\n"
-    << "compiler: " << RDMASWEEP_COMPILER << "\n"
-    << "built against: libibverbs " << RDMASWEEP_IBVERBS_VERSION << ", Boost " << BOOST_VERSION / 100000 << "."
-    << BOOST_VERSION / 100 % 1000 << "\n"
-#ifdef RDMASWEEP_HAVE_MPI
-    << "mesh: with MPI\n";
-#else
-    << "mesh: without MPI (install libopenmpi-dev and rebuild)\n";
-#endif
-  return v.str();
-}
 
 int help_main(int argc, char** argv) {
   if (argc < 2) {

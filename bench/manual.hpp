@@ -1,4 +1,4 @@
-// `rdmasweep help`, `--version`, and the manual page and bash completion the build
+// `rdmasweep help`, and the manual page and bash completion the build
 // generates from the parsers' own option descriptions (bench/cli.hpp render_help).
 #pragma once
 
@@ -8,8 +8,6 @@ namespace rdmasweep {
 
 // The short list of subcommands printed by `rdmasweep`, `--help` and `help`.
 std::string usage_text();
-// Version, git revision, build type, compiler and what it was built against.
-std::string version_text();
 // rdmasweep help [COMMAND | --man | --bash-completion | --configs]
 int help_main(int argc, char** argv);
 

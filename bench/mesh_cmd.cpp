@@ -9,15 +9,23 @@
 //   incast      ranks 1..N-1 all send to rank 0 at once
 //   all-to-all  every rank sends to every other at once
 //
-// This file is the top level: MPI's start and end, and the run (options to every
-// rank, fabrics opened, points run phase by phase, the exit code). The parts live in
-// bench/mesh/ (namespace mesh_detail, private to mesh): options.* (the command line,
-// also built without MPI), schedule.* (which flows run together, MPI-free), plan.*
-// (--plan: a run's size without MPI or a device), world.* (the MPI collectives),
-// phase.* (the flows of one phase), report.* (rank 0's entries, table and files).
+// This file is what rdmasweep itself does: --help, --plan and the options' checks,
+// none of which needs MPI, then it execs the rdmasweep-mesh program, which links MPI
+// (bench/mesh/main.cpp; each rank runs bench/mesh/ranks.cpp), so that no other
+// command pays for loading MPI's libraries. The parts live in bench/mesh/ (namespace
+// mesh_detail, private to mesh): options.* (the command line), schedule.* (which
+// flows run together, MPI-free), plan.* (--plan: a run's size without MPI or a
+// device), world.* (the MPI collectives), phase.* (the flows of one phase),
+// report.* (rank 0's entries, table and files).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,293 +35,7 @@
 #include "bench/mesh/plan.hpp"
 #include "core/config.hpp"
 
-#ifdef RDMASWEEP_HAVE_MPI
-#include <mpi.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <vector>
-
-#include "bench/mesh/multicast.hpp"
-#include "bench/mesh/phase.hpp"
-#include "bench/mesh/report.hpp"
-#include "bench/mesh/world.hpp"
-#include "core/clock.hpp"
-#include "core/connection.hpp"
-#include "core/results.hpp"
-#include "core/session.hpp"
-#include "core/sweep.hpp"
-#endif
-
 namespace rdmasweep {
-
-#ifdef RDMASWEEP_HAVE_MPI
-
-namespace mesh_detail {
-namespace {
-
-std::string hostname() {
-  char b[256] = {};
-  gethostname(b, sizeof b - 1);
-  return b;
-}
-
-// How long a rank may be silent before the others call it gone: well above the
-// longest wait without heartbeats (creating many QPs under emulation).
-std::chrono::milliseconds liveness_silence(int timeout_s) {
-  return std::chrono::seconds(std::max(3 * timeout_s, 10));
-}
-
-// A rank stopped answering: rank 0 writes the results (the phase's entries are in,
-// the run marked incomplete with the reason) and exits non-zero, which makes mpirun
-// end the job; the others wait for that (their results may still be on their way to
-// rank 0), or exit at once when rank 0 is the one gone. Exits rather than calling
-// MPI_Abort, whose status mpirun --enable-recovery does not pass on. Never hangs.
-[[noreturn]] void rank_gone(const World& w, const std::vector<std::string>& hosts, const RanksGone& e,
-                            MeshReport* report) {
-  const bool root_gone = std::find(e.ranks.begin(), e.ranks.end(), 0) != e.ranks.end();
-  if (w.rank == 0) {
-    report->write(true, e.what());
-    std::fprintf(stderr, "rdmasweep mesh: %s; results so far: %s (marked incomplete)\n", e.what(),
-                 report->path().c_str());
-  } else if (root_gone) {
-    std::fprintf(stderr,
-                 "rdmasweep mesh: rank %d: %s stopped answering: rank 0 writes the results, so they hold only the "
-                 "phases before\n",
-                 w.rank, describe_ranks(e.ranks, hosts).c_str());
-  } else {
-    wait_until([] { return poll_liveness().count(0) > 0; });
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(kFailed);
-}
-
-// What every rank runs: rank 0 parses the command line and the sweep file and sends
-// the points (code != 0: the run stops with `error`); each rank parses its own fabric
-// options, since with mpirun's A : B launches they may differ.
-struct Sweep {
-  MeshOptions o;
-  std::vector<TestConfig> points;
-  bool cap_to_cq = false;
-  uint32_t reps = 1;
-  int code = 0;
-  std::string error;
-};
-
-Sweep agree_on_sweep(const World& w, int argc, char** argv) {
-  Sweep sw;
-  std::string status;  // rank 0: {"code", "error", "points", ...}
-  if (w.rank == 0) {
-    json st;
-    try {
-      std::string help;
-      sw.o = parse_mesh(argc, argv, &help, true);
-      std::vector<TestConfig> points = expand(sw.o.spec);
-      if (w.size < 2) throw cli::UsageError("needs at least 2 ranks: start it with mpirun -np N (N >= 2)");
-      check_writable(sw.o.out);
-      st = {{"code", 0}, {"points", points}, {"cap_to_cq", sw.o.cap_to_cq}, {"repetitions", sw.o.spec.repetitions}};
-    } catch (const cli::UsageError& e) {
-      st = {{"code", kUsage}, {"error", std::string(e.what()) + " (see `rdmasweep mesh --help`)"}};
-    } catch (const ConfigError& e) {
-      st = {{"code", kUsage}, {"error", e.what()}};
-    } catch (const std::exception& e) {
-      st = {{"code", kFailed}, {"error", e.what()}};
-    }
-    status = st.dump();
-  }
-  json st = json::parse(broadcast(w, status));
-  sw.code = st["code"].get<int>();
-  if (sw.code != 0) {
-    sw.error = st["error"].get<std::string>();
-    return sw;
-  }
-  // Rank 0's sweep, for every rank: the others did not read the sweep file.
-  sw.points = st["points"].get<std::vector<TestConfig>>();
-  sw.cap_to_cq = st["cap_to_cq"].get<bool>();
-  sw.reps = st["repetitions"].get<uint32_t>();
-  if (w.rank != 0) {
-    std::string help;
-    try {
-      sw.o = parse_mesh(argc, argv, &help, false);
-    } catch (const std::exception&) {
-      // Rank 0 parsed the same line (or, with A : B launches, its own); use the defaults.
-    }
-  }
-  return sw;
-}
-
-// Every rank opens its fabric and tells the others what it has (`ranks`, in rank
-// order); then checks every point against its device: with --cq-policy cap, first
-// shrunk to fit the smallest CQ of all ranks (the same points on every rank).
-// Returns the first rank's error, or "".
-std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& fabric, std::vector<json>& ranks,
-                       std::vector<std::string>& hosts) {
-  // Rank 0 checked the clock's name; each rank calibrates its own TSC.
-  try {
-    ticks::init(ticks::parse(sw.o.clock));
-  } catch (const std::invalid_argument&) {
-    ticks::init(ticks::Source::System);  // this rank's CPU has no TSC (A : B launches)
-  }
-  std::string err;
-  json me;
-  try {
-    fabric = std::make_unique<LocalFabric>(LocalFabric::open(sw.o.fabric));
-    control::Hello h = fabric->hello();
-    me = {{"rank", w.rank},         {"host", h.host},           {"device", h.device},
-          {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
-          {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
-          {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
-          {"max_cqe", fabric->dev.attr().max_cqe}};
-    ticks::add_context(me);  // each rank calibrated its own TSC
-  } catch (const std::exception& e) {
-    err = e.what();
-    me = {{"rank", w.rank}, {"host", hostname()}};
-  }
-  for (const std::string& s : allgather(w, me.dump())) {
-    ranks.push_back(json::parse(s));
-    hosts.push_back(ranks.back().value("host", "?"));
-  }
-  if (err.empty()) {
-    try {
-      if (sw.cap_to_cq) {
-        size_t smallest = 0;
-        for (size_t r = 1; r < ranks.size(); ++r)
-          if (ranks[r].value("max_cqe", INT64_MAX) < ranks[smallest].value("max_cqe", INT64_MAX)) smallest = r;
-        const uint64_t max_cqe = ranks[smallest]["max_cqe"].get<uint64_t>();
-        cli::cap_points(sw.points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
-      }
-      // Multicast's one UD QP per rank is checked as it is made (core/multicast.cpp).
-      if (sw.o.pattern != Pattern::Multicast)
-        for (const TestConfig& c : sw.points) check_device_limits(c, fabric->dev);
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  }
-  return first_error(w, hosts, err);
-}
-
-// Rank 0's report, its context written, and what the run will do said on stderr.
-std::unique_ptr<MeshReport> start_report(const World& w, const Sweep& sw, const std::vector<json>& ranks,
-                                         const std::vector<std::vector<Flow>>& phases) {
-  const MeshOptions& o = sw.o;
-  json context = make_context(o, w, ranks, sw.points.size());
-  ticks::add_context(context);  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
-  auto report = std::make_unique<MeshReport>(o.out, std::move(context));
-  size_t width = 5;
-  for (const TestConfig& c : sw.points) width = std::max(width, point_name(c).size() + (sw.reps > 1 ? 7 : 0));
-  report->set_width(width);
-  size_t flows_per_point = 0;
-  for (const auto& p : phases) flows_per_point += p.size();
-  std::fprintf(stderr, "rdmasweep mesh: %s%s%s, %d ranks, %zu point(s), %zu flow(s) in %zu phase(s) per point\n",
-               to_string(o.pattern), o.pattern == Pattern::Pairs ? ", schedule " : "",
-               o.pattern == Pattern::Pairs ? to_string(effective_schedule(o, w.size)) : "", w.size, sw.points.size(),
-               flows_per_point, phases.size());
-  for (const json& r : ranks)
-    std::fprintf(stderr, "rdmasweep mesh:   rank %d: %s %s port %u, GID index %d (%s %s)\n", r["rank"].get<int>(),
-                 r.value("host", "").c_str(), r.value("device", "").c_str(), r.value("port", 0u), r.value("gid_index", -1),
-                 r.value("gid_type", "").c_str(), r.value("gid", "").c_str());
-  report->write(false);
-  return report;
-}
-
-// Every point, phase by phase, in Google Benchmark's order: a benchmark's repetitions
-// run back to back, so each phase (in pairs, each flow) runs its repetitions on the
-// same QPs, then gets its aggregates. Returns false when interrupted.
-bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow>>& phases, MeshReport* report) {
-  const World& w = run.w;
-  bool go_on = true;
-  for (size_t pi = 0; pi < sw.points.size() && go_on; ++pi) {
-    size_t instance = 0;
-    for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
-      std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
-      EntryPos at;
-      for (uint32_t rep = 0; rep < sw.reps && go_on; ++rep) {
-        at = EntryPos{pi, instance, rep, sw.reps, ph};
-        std::vector<json> entries;
-        go_on = run.run_phase(sw.points[pi], at, phases[ph], entries);
-        if (w.rank != 0) continue;
-        if (sw.o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
-          entries.push_back(total_entry(sw.o.pattern, sw.points[pi], at, entries));
-          report->add(entries.back());
-        }
-        runs.insert(runs.end(), entries.begin(), entries.end());
-        report->write(false);
-      }
-      run.forget();
-      instance = at.instance;
-      if (!go_on || w.rank != 0) continue;
-      for (json& a : aggregate_entries(runs)) report->add(std::move(a));
-      report->write(false);
-    }
-  }
-  return go_on;
-}
-
-// Rank 0 writes the results complete (or interrupted) and decides the exit code.
-int finish_report(MeshReport& report, const MeshOptions& o, bool go_on) {
-  report.write(true, g_interrupted || !go_on ? "interrupted" : "");
-  std::fprintf(stderr, "rdmasweep mesh: %zu of %zu entries failed; results: %s, histograms: %s\n", report.failed(),
-               report.doc()["benchmarks"].size(), o.out.c_str(), report.hist_path().c_str());
-  if (report.print_if_unwritten()) return kFailed;
-  if (!go_on) return kInterrupted;
-  return report.failed() > 0 ? kFailed : kOk;
-}
-
-int run_mesh(const World& w, int argc, char** argv) {
-  Sweep sw = agree_on_sweep(w, argc, argv);
-  if (sw.code != 0) {
-    if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", sw.error.c_str());
-    return sw.code;
-  }
-  std::unique_ptr<LocalFabric> fabric;
-  std::vector<json> ranks;
-  Runner run;
-  run.w = w;
-  if (std::string e = open_ranks(w, sw, fabric, ranks, run.hosts); !e.empty()) {
-    if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", e.c_str());
-    return kFailed;
-  }
-  run.o = sw.o;
-  run.fabric = fabric.get();
-  // From here every wait notices a rank that stops answering (world.hpp).
-  start_liveness(w, liveness_silence(sw.o.timeout_s));
-  const std::vector<std::vector<Flow>> phases = phases_of(sw.o.pattern, w.size, effective_schedule(sw.o, w.size));
-  std::unique_ptr<MeshReport> report;  // rank 0 only
-  if (w.rank == 0) report = start_report(w, sw, ranks, phases);
-  run.report = report.get();
-  bool go_on = true;
-  try {
-    if (sw.o.pattern == Pattern::Multicast) {
-      std::string err;
-      go_on = run_multicast(McastRun{w, sw.o, *fabric, run.hosts, report.get()}, sw.points, sw.reps, &err);
-      if (!err.empty()) {
-        if (w.rank == 0) {
-          std::fprintf(stderr, "rdmasweep mesh: %s\n", err.c_str());
-          report->write(true, err);
-        }
-        stop_liveness();
-        return kFailed;
-      }
-    } else {
-      go_on = run_points(run, sw, phases, report.get());
-    }
-    stop_liveness();  // every rank got here: no heartbeat is left in flight
-  } catch (const RanksGone& e) {
-    rank_gone(w, run.hosts, e, report.get());  // does not return
-  }
-  return broadcast(w.rank == 0 ? finish_report(*report, sw.o, go_on) : kOk);
-}
-
-}  // namespace
-}  // namespace mesh_detail
-
-#endif  // RDMASWEEP_HAVE_MPI
 
 // --plan N: no MPI, no device, only the options.
 static bool wants_plan(int argc, char** argv) {
@@ -338,10 +60,25 @@ static int print_plan(int argc, char** argv) {
   return kUsage;
 }
 
+#ifdef RDMASWEEP_HAVE_MPI
+// The program that runs the ranks: beside this one (a build tree, or bin/ of an
+// install), else in <prefix>/libexec/rdmasweep (the package); "" when there is none.
+static std::string mesh_program() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "";
+  std::string dir(exe, static_cast<size_t>(n));
+  dir.erase(dir.rfind('/'));
+  for (const char* rel : {"/rdmasweep-mesh", "/../libexec/rdmasweep/rdmasweep-mesh"})
+    if (::access((dir + rel).c_str(), X_OK) == 0) return dir + rel;
+  return "";
+}
+#endif
+
 int mesh_main(int argc, char** argv) {
   if (!mesh_detail::wants_help(argc, argv) && wants_plan(argc, argv)) return print_plan(argc, argv);
+  std::string help;
   if (mesh_detail::wants_help(argc, argv)) {
-    std::string help;
     mesh_detail::parse_mesh(argc, argv, &help, false);
     std::cout << help;
 #ifndef RDMASWEEP_HAVE_MPI
@@ -353,25 +90,16 @@ int mesh_main(int argc, char** argv) {
   std::fprintf(stderr, "rdmasweep mesh: this rdmasweep was built without MPI (install libopenmpi-dev and rebuild)\n");
   return kUsage;
 #else
-  int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    std::fprintf(stderr, "rdmasweep mesh: MPI_Init failed\n");
-    return kFailed;
-  }
-  mesh_detail::World w;
-  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
-  int code = kFailed;
-  try {
-    code = mesh_detail::run_mesh(w, argc, argv);
-  } catch (const std::exception& e) {
-    // Out of step with the other ranks: say which rank failed and take them all down.
-    std::fprintf(stderr, "rdmasweep mesh: rank %d: %s\n", w.rank, e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, kFailed);
-  }
-  MPI_Finalize();
-  return code;
+  mesh_detail::parse_mesh(argc, argv, &help, true);  // a bad option or sweep: one line, before MPI starts
+  const std::string program = mesh_program();
+  if (program.empty())
+    throw std::runtime_error("rdmasweep-mesh (rdmasweep's MPI part) is neither beside rdmasweep nor in "
+                             "../libexec/rdmasweep: reinstall rdmasweep");
+  std::vector<char*> args{const_cast<char*>(program.c_str()), const_cast<char*>("mesh")};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::execv(program.c_str(), args.data());
+  throw std::runtime_error("cannot run " + program + ": " + std::strerror(errno));
 #endif
 }
 
