@@ -224,9 +224,11 @@ static void connect_by_cm(PointResources& res, const std::vector<control::Endpoi
 }
 
 std::exception_ptr ClientSession::set_up(const TestConfig& cfg, uint64_t slot, bool reuse) {
-  ch_.send(MsgType::Setup,
-           control::to_json(control::SetupRequest{cfg, reuse ? res_->slot_bytes() : message_stride(cfg, slot), reuse}));
-  if (reuse) return nullptr;
+  if (reuse) {
+    ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, res_->slot_bytes(), true, res_->local_endpoints()}));
+    return nullptr;
+  }
+  ch_.send(MsgType::Setup, control::to_json(control::SetupRequest{cfg, message_stride(cfg, slot), false, {}}));
   std::string why;
   std::exception_ptr failed;
   try {
@@ -251,14 +253,14 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   std::vector<control::Endpoint> peer =
       control::endpoints_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.knobs.threads, cfg.work.qps);
   if (reuse) {
-    res.set_remote(peer);  // this test's rkey
+    res.set_remote(peer);  // this test's rkey; the server had ours in SETUP and is ready
   } else {
     if (opt_.cm_address.empty()) res.connect(peer);
     else connect_by_cm(res, peer, opt_);
     log_qps(res, "client", opt_.verbose);
+    ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
+    ch_.expect(MsgType::Ready, opt_.timeout);
   }
-  ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
-  ch_.expect(MsgType::Ready, opt_.timeout);
   double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   laps.lap(&WallTime::setup);
 
@@ -361,6 +363,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
       if (!res || !res->can_serve(cfg) || res->slot_bytes() != req.slot_bytes)
         throw verbs::Error("the client asked to reuse QPs this server does not have (protocol out of step)");
       res->retarget(cfg);
+      res->set_remote(req.peer);  // the client's rkey for this test
     } else {
       res.reset();  // free the previous point's memory and QPs first
       res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes, memory_node(opt));
@@ -376,6 +379,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
     mine[0].cm_port = res->cm->listen();
   }
   ch.send(MsgType::SetupOk, control::to_json(mine));
+  if (req.reuse) return;  // connected, and ready: SETUP_OK said so
   if (by_cm) accept_by_cm(*res, ch, opt);
   // The client creates its side meanwhile (as long as that takes, with many QPs): a
   // client that stops is caught by its silence, not by a bound on its work.
@@ -384,7 +388,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
   if (m.type != MsgType::Connect)
     throw control::ProtocolError(std::string("expected CONNECT from ") + ch.peer() + ", got " + control::to_string(m.type));
   std::vector<control::Endpoint> peer = control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
-  if (req.reuse || by_cm) {
+  if (by_cm) {
     res->set_remote(peer);
   } else {
     res->connect(peer);

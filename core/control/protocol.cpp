@@ -226,7 +226,11 @@ Counts counts_from_json(const json& j, uint32_t expected_qps) {
   return c;
 }
 
-json to_json(const SetupRequest& s) { return {{"config", s.cfg}, {"slot_bytes", s.slot_bytes}, {"reuse", s.reuse}}; }
+json to_json(const SetupRequest& s) {
+  json j = {{"config", s.cfg}, {"slot_bytes", s.slot_bytes}, {"reuse", s.reuse}};
+  if (s.reuse) j["endpoints"] = to_json(s.peer);
+  return j;
+}
 
 SetupRequest setup_from_json(const json& j) {
   SetupRequest s;
@@ -244,6 +248,11 @@ SetupRequest setup_from_json(const json& j) {
   auto reuse = j.find("reuse");
   if (reuse == j.end() || !reuse->is_boolean()) throw ProtocolError("control message lacks boolean 'reuse'");
   s.reuse = reuse->get<bool>();
+  if (s.reuse) {
+    auto e = j.find("endpoints");
+    if (e == j.end()) throw ProtocolError("control message lacks 'endpoints' (a SETUP that reuses QPs carries them)");
+    s.peer = endpoints_from_json(*e, s.cfg.knobs.threads, s.cfg.work.qps);
+  }
   return s;
 }
 

@@ -135,10 +135,13 @@ Counts counts_from_json(const nlohmann::json& j, uint32_t expected_qps);
 // create at once; if its side then fails, it answers the SETUP_OK with ABANDON (body:
 // {"message"}) instead of CONNECT, and the server frees its side and waits for the
 // next SETUP: the session goes on, as when the client fails before any exchange.
+// A SETUP that reuses QPs carries the client's endpoints (this test's rkey), and its
+// SETUP_OK also means READY: one round trip instead of two.
 struct SetupRequest {
   TestConfig cfg;
   uint64_t slot_bytes = 0;
   bool reuse = false;
+  std::vector<Endpoint> peer;  // reuse only: the client's endpoints
 };
 nlohmann::json to_json(const SetupRequest& s);
 SetupRequest setup_from_json(const nlohmann::json& j);  // validated

@@ -122,7 +122,8 @@ void check_setup(const json& j) {
   json again = reframe(MsgType::Setup, to_json(s));
   try {
     SetupRequest t = setup_from_json(again);
-    if (json(t.cfg) != json(s.cfg) || t.slot_bytes != s.slot_bytes || t.reuse != s.reuse)
+    if (json(t.cfg) != json(s.cfg) || t.slot_bytes != s.slot_bytes || t.reuse != s.reuse ||
+        to_json(t.peer) != to_json(s.peer))
       fail("SETUP changes in a round trip", j);
   } catch (const ProtocolError& x) {
     fail((std::string("SETUP round trip rejected: ") + x.what()).c_str(), j);

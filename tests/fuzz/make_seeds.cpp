@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   s.cfg.knobs.cq_depth = 1024;
   s.slot_bytes = 4096;
   s.reuse = true;
+  s.peer = {e};  // a SETUP that reuses QPs carries the client's endpoints
   SetupRequest lat;
   lat.cfg.work.op = Op::Read;
   lat.cfg.work.mode = Mode::Lat;

@@ -172,11 +172,30 @@ TEST(Protocol, SetupCarriesAValidatedConfig) {
   TestConfig c;
   c.work.qps = 16;
   c.work.op = Op::Write;
-  SetupRequest req{c, 65536, true};
+  Endpoint e;
+  e.gid = "::ffff:192.0.2.1";
+  e.mtu = 3;
+  e.rkey = 0xbeef;
+  e.slot_bytes = 65536;
+  e.regions = 1;  // bandwidth: one region for all QPs
+  for (uint32_t q = 0; q < 16; ++q) {
+    e.qpn.push_back(100 + q);
+    e.psn.push_back(q);
+  }
+  SetupRequest req{c, 65536, true, {e}};  // reusing QPs: the client's endpoints (this test's rkey) come along
   SetupRequest back = setup_from_json(to_json(req));
   EXPECT_EQ(point_name(back.cfg), point_name(c));
   EXPECT_EQ(back.slot_bytes, 65536u);
   EXPECT_TRUE(back.reuse);
+  ASSERT_EQ(back.peer.size(), 1u);
+  EXPECT_EQ(back.peer[0].rkey, 0xbeefu);
+  EXPECT_EQ(back.peer[0].qpn, e.qpn);
+  nlohmann::json no_endpoints = to_json(req);
+  no_endpoints.erase("endpoints");
+  EXPECT_THROW(setup_from_json(no_endpoints), ProtocolError);
+  SetupRequest fresh{c, 65536, false, {}};  // new QPs: the endpoints come in CONNECT
+  EXPECT_FALSE(to_json(fresh).contains("endpoints"));
+  EXPECT_FALSE(setup_from_json(to_json(fresh)).reuse);
   nlohmann::json bad = to_json(req);
   bad["config"]["size"] = 0;
   EXPECT_THROW(setup_from_json(bad), ProtocolError);
