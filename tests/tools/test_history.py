@@ -1,0 +1,175 @@
+"""tools/history: change points on synthetic series with the lab's noise, files kept
+apart by what they measured, the gate's exit codes."""
+
+import copy
+import json
+import os
+import random
+import statistics
+import unittest
+
+from _util import ROOT, TempDirCase, load, run_tool, save, tools_module
+
+hy = tools_module("history")
+BW_POINT = "write/bw/qps:4/size:4096/cq:16"
+
+
+def lab_noise():
+    """The spread of one run's repetitions in the lab: the median coefficient of
+    variation of the bandwidth points of the committed CI baseline (5 repetitions)."""
+    with open(os.path.join(ROOT, "reports", "baseline", "ci-perf.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    reps = {}
+    for e in doc["benchmarks"]:
+        if e.get("run_type") == "iteration" and "/bw/" in e["name"]:
+            reps.setdefault(e["name"], []).append(e["bytes_per_second"])
+    return statistics.median(statistics.stdev(v) / statistics.mean(v) for v in reps.values() if len(v) > 2)
+
+
+NOISE = lab_noise()
+
+
+def series(runs, seed, reps=5, step_at=None, step=0.0, ramp=None):
+    """`runs` runs of `reps` samples around 1.0 with the lab's noise; from run
+    step_at on the level is 1 + step; ramp (start, per_run, runs) adds per_run a
+    run for `runs` runs from start on, and keeps the level reached."""
+    r = random.Random(seed)
+    out = []
+    for i in range(runs):
+        level = 1 + step if step_at is not None and i >= step_at else 1.0
+        if ramp and i >= ramp[0]:
+            level *= 1 + ramp[1] * min(i - ramp[0] + 1, ramp[2])
+        out.append([level * (1 + r.gauss(0, NOISE)) for _ in range(reps)])
+    return out
+
+
+class ChangePoints(unittest.TestCase):
+    def test_the_noise_is_the_labs(self):
+        self.assertGreater(NOISE, 0.02)  # the baseline's repetitions do spread
+
+    def test_planted_steps_are_found_at_their_run(self):
+        # One change point each time, at run 20; within the noise a run next to a
+        # small step can look like either side: 50% exactly, 20% within a run, 10%
+        # within two.
+        for step, slack in ((-0.5, 0), (-0.2, 1), (-0.1, 2), (0.1, 2), (0.2, 1), (0.5, 0)):
+            for seed in range(5):
+                with self.subTest(step=step, seed=seed):
+                    cuts = hy.change_points(series(40, seed, step_at=20, step=step))
+                    self.assertEqual(len(cuts), 1, cuts)
+                    self.assertLessEqual(abs(cuts[0][0] - 20), slack, cuts)
+
+    def test_noise_alone_gives_no_change_point(self):
+        # 100 series of 50 runs (3 repetitions each): at most 5 with any change point.
+        noisy = [s for s in range(100) if hy.change_points(series(50, 1000 + s, reps=3))]
+        self.assertLessEqual(len(noisy), 5, noisy)
+
+    def test_a_drift_of_two_percent_a_run_is_found_within_it(self):
+        for seed in range(5):
+            cuts = hy.change_points(series(40, seed, ramp=(15, -0.02, 10)))
+            self.assertTrue(cuts, seed)
+            self.assertTrue(any(15 <= at <= 25 for at, _ in cuts), cuts)
+
+    def test_one_odd_run_is_not_a_change_point_two_are(self):
+        runs = series(30, 7)
+        runs[-1] = [0.5] * 5
+        self.assertEqual(hy.change_points(runs), [])
+        runs[-2] = [0.5] * 5
+        self.assertEqual([at for at, _ in hy.change_points(runs)], [28])
+
+    def test_direction_names_regressions(self):
+        drop = series(30, 3, step_at=15, step=-0.3)
+        rise = series(30, 3, step_at=15, step=0.3)
+        for runs, metric, kind in ((drop, "bytes_per_second", "regression"), (rise, "bytes_per_second", "improvement"),
+                                   (rise, "lat_p50_us", "regression"), (drop, "lat_p50_us", "improvement"),
+                                   (rise, "cpu_seconds", "regression")):
+            with self.subTest(metric=metric, kind=kind):
+                found = hy.describe(runs, hy.change_points(runs), hy.direction_of(metric))
+                self.assertEqual([c["kind"] for c in found], [kind])
+                self.assertAlmostEqual(found[0]["ratio"], 0.7 if runs is drop else 1.3, delta=0.06)
+
+
+def history_file(doc, run, device="rxe0", factor=1.0, seed=0):
+    """demo.json as run number `run` of a history: its date, device and revision, the
+    bandwidth point's repetitions scaled by `factor` with the lab's noise."""
+    doc = copy.deepcopy(doc)
+    r = random.Random(seed * 1000 + run)
+    ctx = doc["context"]
+    ctx["date"] = f"2026-11-{1 + run // 24:02d}T{run % 24:02d}:00:00+0000"
+    ctx["device"] = device
+    ctx["git_revision"] = f"{run:012x}"
+    for e in doc["benchmarks"]:
+        if e["name"] == BW_POINT:
+            for m in ("bytes_per_second", "items_per_second"):
+                e[m] *= factor * (1 + r.gauss(0, NOISE))
+    return doc
+
+
+class HistoryFiles(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.demo = load("demo.json")
+        self.dir = self.path("history")
+        os.mkdir(self.dir)
+
+    def fill(self, runs, device="rxe0", slow_from=None, factor=0.6):
+        for i in range(runs):
+            f = factor if slow_from is not None and i >= slow_from else 1.0
+            # Names sort against the dates on purpose: the order is the context's.
+            save(history_file(self.demo, i, device, f), os.path.join(self.dir, f"{device}-{runs - i:03d}.json"))
+
+    def test_a_slowdown_is_named_with_its_first_run_and_commit(self):
+        self.fill(16, slow_from=10)
+        r = run_tool("history", self.dir, "--json", "--metrics", "bytes_per_second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        found = json.loads(r.stdout)
+        self.assertEqual(len(found), 1, found)
+        c = found[0]
+        self.assertEqual((c["point"], c["metric"], c["kind"], c["run"], c["commit"]),
+                         (BW_POINT, "bytes_per_second", "regression", 10, f"{10:012x}"))
+        self.assertAlmostEqual(c["ratio"], 0.6, delta=0.1)
+        self.assertLess(c["p_value"], hy.DEFAULT_ALPHA)
+
+    def test_files_of_two_devices_are_not_mixed(self):
+        self.fill(12, "rxe0")
+        self.fill(12, "mlx5_0", factor=0.5, slow_from=0)  # slower everywhere: a different history, not a change
+        r = run_tool("history", self.dir, "--json", "--metrics", "bytes_per_second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), [])
+        files = hy.collect([self.dir])
+        self.assertEqual(sorted(len(v) for v in hy.histories(files).values()), [12, 12])
+
+    def test_gate_exit_codes(self):
+        self.fill(14, slow_from=12)
+        new = save(history_file(self.demo, 14, factor=0.6), self.path("new.json"))
+        md = self.path("pr.md")
+        r = run_tool("history", "--gate", new, self.dir, "--metrics", "bytes_per_second", "--recent", "3", "--markdown", md)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("regression: " + BW_POINT, r.stderr)
+        self.assertEqual(len(os.listdir(self.dir)), 15)  # the history keeps the new run
+        with open(md, encoding="utf-8") as f:
+            self.assertIn("**1 regression(s) at the newest runs**", f.read())
+
+        clean = self.path("clean")
+        os.mkdir(clean)
+        for i in range(14):
+            save(history_file(self.demo, i), os.path.join(clean, f"{i:03d}.json"))
+        ok = save(history_file(self.demo, 14), self.path("ok.json"))
+        r = run_tool("history", "--gate", ok, clean, "--metrics", "bytes_per_second")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(os.listdir(clean)), 15)
+
+        for args in (("--gate", ok, self.path("missing")), (self.path("missing"),), ("--alpha", "2", clean)):
+            with self.subTest(args=args):
+                r = run_tool("history", *args)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        not_results = self.path("x.json")
+        with open(not_results, "w") as f:
+            f.write("[1, 2]")
+        r = run_tool("history", "--gate", not_results, clean)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(os.listdir(clean)), 15)  # nothing copied
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,211 @@
+"""Results over time: series of runs and the change points in them (tools/history).
+
+A history is a set of results files. Files are kept apart by what they measured
+(HISTORY_KEYS of their context: host, device, peer, sweep), ordered by the date
+their context records, and each (point, metric) becomes a series: one entry a run,
+its repetitions the run's samples.
+
+Change points: E-Divisive with means (Matteson and James, 2014; as MongoDB's CI and
+Hunter use it). The energy statistic picks the split of a segment that best
+separates it, a permutation test gives its p-value, and the segments are split
+again while a split is significant. Splits fall between runs only.
+Needs numpy."""
+
+import json
+import math
+import os
+import random
+import statistics
+
+import numpy as np
+
+from rdmasweep_py import results as rr
+
+# What keeps files apart: two files whose contexts differ in any of these are two
+# histories, never one series.
+HISTORY_KEYS = ("host_name", "device", "peer_host", "server_device", "sweep_file")
+DEFAULT_ALPHA = 0.01
+DEFAULT_PERMUTATIONS = 199
+MIN_SAMPLES = 3  # on each side of a split
+
+
+def history_key(context):
+    """The context's values of HISTORY_KEYS, as a tuple of strings."""
+    server = context.get("server") if isinstance(context.get("server"), dict) else {}
+    values = dict(context)
+    values["server_device"] = server.get("device", "")
+    return tuple(str(values.get(k, "")) for k in HISTORY_KEYS)
+
+
+def order_key(f):
+    """Runs in the order they ran: the context's date, then the file's name."""
+    return (str(f.context.get("date", "")), os.path.basename(f.path))
+
+
+def collect(paths):
+    """Results files under `paths` (files, or directories read one level deep,
+    *.json but not *.hist.json): a list of loaded ResultFile. Raises rr.InputError."""
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            names = sorted(n for n in os.listdir(p) if n.endswith(".json") and not n.endswith(".hist.json"))
+            files.extend(os.path.join(p, n) for n in names)
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            raise rr.InputError(f"{p}: no such file")
+    if not files:
+        raise rr.InputError(f"no results files in {', '.join(paths)}")
+    return [rr.load(f, with_hist=False) for f in files]
+
+
+def histories(files):
+    """key -> the files of one history, in the order they ran."""
+    out = {}
+    for f in files:
+        out.setdefault(history_key(f.context), []).append(f)
+    return {k: sorted(v, key=order_key) for k, v in out.items()}
+
+
+def series(files, metrics=None):
+    """(point, metric) -> list of runs, each (file index, samples); a run where the
+    point failed or is missing is left out (its index is skipped)."""
+    out = {}
+    for i, f in enumerate(files):
+        known = f.metrics
+        for name, p in f.points.items():
+            if p.failed:
+                continue
+            for m in known:
+                if metrics and m not in metrics:
+                    continue
+                s = [v for v in p.samples(m) if v is not None and math.isfinite(v)]
+                if s:
+                    out.setdefault((name, m), []).append((i, s))
+    return out
+
+
+def _energy(d, bounds):
+    """The energy statistic of splitting at each of `bounds` (sample indices), from
+    the segment's distance matrices d (..., n, n): (m r / (m + r)) (2 E|x-y| -
+    E|x-x'| - E|y-y'|) for the m samples before and the r after."""
+    n = d.shape[-1]
+    c = d.cumsum(-2).cumsum(-1)
+    total = c[..., -1, -1][..., None]
+    k = np.asarray(bounds)
+    left = c[..., k - 1, k - 1]
+    cross = c[..., k - 1, -1] - left
+    right = total - left - 2 * cross
+    m, r = k.astype(float), (n - k).astype(float)
+    return (m * r / (m + r)) * (2 * cross / (m * r) - left / (m * m) - right / (r * r))
+
+
+def _bounds(sizes):
+    """The sample indices between runs of these sizes that leave MIN_SAMPLES on each
+    side, with the run index each one starts."""
+    n, at, out = sum(sizes), 0, []
+    for i, size in enumerate(sizes[:-1]):
+        at += size
+        if MIN_SAMPLES <= at <= n - MIN_SAMPLES:
+            out.append((i + 1, at))
+    return out
+
+
+def best_split(runs, permutations, rng):
+    """The best split of a segment of runs (lists of samples) between two runs, and
+    its p-value: (run index where the second part starts, statistic, p), or None
+    when no split leaves MIN_SAMPLES on each side. The permutation test shuffles
+    whole runs, not samples: a run slowed as a whole (a busy host) is one draw, so
+    a single odd run is never significant on its own."""
+    sizes = [len(r) for r in runs]
+    cand = _bounds(sizes)
+    if not cand:
+        return None
+    x = np.array([v for r in runs for v in r], dtype=float)
+    d = np.abs(x[:, None] - x[None, :])
+    q = _energy(d, [k for _, k in cand])
+    at = int(np.argmax(q))
+    observed = float(q[at])
+    if not observed > 0:
+        return (cand[at][0], observed, 1.0)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    above = 0
+    for _ in range(permutations):
+        order = rng.sample(range(len(runs)), len(runs))
+        idx = np.concatenate([np.arange(starts[r], starts[r] + sizes[r]) for r in order])
+        bounds = [k for _, k in _bounds([sizes[r] for r in order])]
+        if bounds and float(np.max(_energy(d[np.ix_(idx, idx)], bounds))) >= observed:
+            above += 1
+    return (cand[at][0], observed, (above + 1) / (permutations + 1))
+
+
+def change_points(runs, alpha=DEFAULT_ALPHA, permutations=DEFAULT_PERMUTATIONS, seed=1):
+    """Change points of a series of runs (each a list of samples): a sorted list of
+    (run index where the new level starts, p-value). Hierarchical: the segment whose
+    best split is strongest is split while that split's p-value is below alpha."""
+    rng = random.Random(seed)
+    cuts = {}
+    segments = [(0, len(runs))]
+    candidates = {}
+    while True:
+        for seg in segments:
+            if seg not in candidates:
+                lo, hi = seg
+                s = best_split(runs[lo:hi], permutations, rng)
+                candidates[seg] = None if s is None else (lo + s[0], s[1], s[2])
+        live = [(c[1], seg) for seg, c in candidates.items() if c is not None and seg in segments]
+        if not live:
+            break
+        _, seg = max(live)
+        at, _, p = candidates[seg]
+        if p >= alpha:
+            break
+        cuts[at] = p
+        segments.remove(seg)
+        segments += [(seg[0], at), (at, seg[1])]
+    return sorted(cuts.items())
+
+
+def describe(runs, cuts, direction):
+    """Each change point with the level before and after it: the median of the runs'
+    samples between the neighbouring change points; ratio after/before; regression
+    when the metric got worse in its direction."""
+    edges = [0] + [at for at, _ in cuts] + [len(runs)]
+    out = []
+    for j, (at, p) in enumerate(cuts):
+        before = statistics.median(v for r in runs[edges[j]:at] for v in r)
+        after = statistics.median(v for r in runs[at:edges[j + 2]] for v in r)
+        ratio = after / before if before else math.inf
+        worse = ratio < 1 if direction == "higher" else ratio > 1
+        out.append({"run": at, "before": before, "after": after, "ratio": ratio, "p_value": p,
+                    "kind": "regression" if worse else "improvement"})
+    return out
+
+
+def direction_of(metric):
+    for table in (rr.RDMASWEEP_METRICS, rr.COUNTER_METRICS, rr.GBENCH_METRICS):
+        if metric in table:
+            return table[metric][0]
+    return "lower"
+
+
+def analyse(files, metrics=None, alpha=DEFAULT_ALPHA, permutations=DEFAULT_PERMUTATIONS):
+    """Every change point of one history (files in run order): a list of dicts with
+    point, metric, run (index into files), file, commit, date, before, after,
+    ratio, p_value and kind."""
+    found = []
+    for (name, metric), runs in sorted(series(files, metrics).items()):
+        if len(runs) < 2:
+            continue
+        samples = [s for _, s in runs]
+        cuts = change_points(samples, alpha, permutations)
+        for c in describe(samples, cuts, direction_of(metric)):
+            f = files[runs[c["run"]][0]]
+            c.update({"point": name, "metric": metric, "run": runs[c["run"]][0], "file": f.path,
+                      "commit": str(f.context.get("git_revision", "")), "date": str(f.context.get("date", ""))})
+            found.append(c)
+    return found
+
+
+def dumps(found):
+    return json.dumps(found, indent=2, sort_keys=True)
