@@ -2,13 +2,14 @@
 apart by what they measured, the gate's exit codes."""
 
 import copy
+import gzip
 import json
 import os
 import random
 import statistics
 import unittest
 
-from _util import ROOT, TempDirCase, load, run_tool, save, tools_module
+from _util import DATA, ROOT, TempDirCase, load, run_tool, save, tools_module
 
 hy = tools_module("history")
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
@@ -169,6 +170,27 @@ class HistoryFiles(TempDirCase):
         r = run_tool("history", "--gate", not_results, clean)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(len(os.listdir(clean)), 15)  # nothing copied
+
+
+class LabHistory(TempDirCase):
+    """A real history (tests/tools/data/history-lab, docs/charts.md): 16 runs of WRITE
+    bandwidth, 1 and 4 QPs of 4 KiB, 5 repetitions each, in the rxe lab VM; runs 11
+    to 16 with two CPU hogs beside the client and server."""
+
+    def test_the_hogs_are_found_where_they_started(self):
+        src = os.path.join(DATA, "history-lab")
+        for name in (n for n in os.listdir(src) if n.endswith(".json.gz")):
+            with gzip.open(os.path.join(src, name), "rb") as f, open(self.path(name[:-3]), "wb") as g:
+                g.write(f.read())
+        r = run_tool("history", self.tmp, "--json", "--metrics", "bytes_per_second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        found = json.loads(r.stdout)
+        regressions = [(c["point"], c["run"], os.path.basename(c["file"])) for c in found if c["kind"] == "regression"]
+        self.assertEqual(regressions, [("write/bw/qps:1/size:4096/cq:4", 10, "run-11.json"),
+                                       ("write/bw/qps:4/size:4096/cq:16", 10, "run-11.json")])
+        for c in found:
+            if c["kind"] == "regression":
+                self.assertLess(c["ratio"], 0.7, c)
 
 
 if __name__ == "__main__":
