@@ -51,6 +51,7 @@ def run_tool(name, *args, timeout=300):
 
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def read_image(path):
@@ -88,6 +89,27 @@ class TempDirCase(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.tmp, name)
+
+    def assert_renders(self, html):
+        """The HTML page renders in headless Chromium to something that is not blank."""
+        if os.environ.get("RDMASWEEP_SKIP_BROWSER") == "1":
+            self.skipTest("RDMASWEEP_SKIP_BROWSER=1")
+        browser = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+        self.assertIsNotNone(browser, "no headless browser: apt-get install chromium "
+                                      "(or set RDMASWEEP_SKIP_BROWSER=1 to skip this test)")
+        profile = tempfile.mkdtemp(prefix="rdmasweep-chromium-")
+        self.addCleanup(shutil.rmtree, profile, ignore_errors=True)
+        shot = self.path("shot.png")
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1280,2000",
+               "file://" + os.path.abspath(html)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        self.assertTrue(os.path.isfile(shot), f"no screenshot (exit {r.returncode}): {r.stderr[-2000:]}")
+        colours, not_background = colour_stats(shot)
+        # A blank or error page has a handful of colours; charts have thousands.
+        self.assertGreater(colours, 500, "screenshot looks blank")
+        self.assertGreater(not_background, 0.05, "screenshot is mostly one colour")
 
     def unpack_rich(self):
         """The real 96-point sweep (write, bw+lat, 1-16 QPs, 64 B-64 KiB, CQ depth

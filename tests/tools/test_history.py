@@ -6,10 +6,11 @@ import gzip
 import json
 import os
 import random
+import re
 import statistics
 import unittest
 
-from _util import DATA, ROOT, TempDirCase, load, run_tool, save, tools_module
+from _util import DATA, PNG_SIGNATURE, ROOT, TempDirCase, colour_stats, load, run_tool, save, tools_module
 
 hy = tools_module("history")
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
@@ -191,6 +192,27 @@ class LabHistory(TempDirCase):
         for c in found:
             if c["kind"] == "regression":
                 self.assertLess(c["ratio"], 0.7, c)
+
+        # A chart per point (PNG and SVG), change points marked; one offline page over them.
+        html = self.path("out/history.html")
+        r = run_tool("history", self.tmp, "--metrics", "bytes_per_second", "--charts", self.path("charts"),
+                     "--report", html)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pngs = sorted(n for n in os.listdir(self.path("charts")) if n.endswith(".png"))
+        self.assertEqual(len(pngs), 2, pngs)
+        for png in pngs:
+            with open(self.path("charts/" + png), "rb") as f:
+                self.assertEqual(f.read(8), PNG_SIGNATURE)
+            self.assertTrue(os.path.isfile(self.path("charts/" + png[:-4] + ".svg")))
+            colours, not_background = colour_stats(self.path("charts/" + png))
+            self.assertGreater(colours, 50, png)
+        with open(html, encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(text.count('src="data:image/png;base64,'), 2)
+        self.assertIsNone(re.search(r'(src|href)="(https?:|//|file:)', text), "external resource in the page")
+        for needle in ("3 change point(s)", "run-11.json", "regression", "improvement", "762a323071e2"):
+            self.assertIn(needle, text)
+        self.assert_renders(html)
 
 
 if __name__ == "__main__":

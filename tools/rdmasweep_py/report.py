@@ -96,20 +96,29 @@ def write(path, series, charts, notes):
                  "CPU µs/msg: user + system CPU of the client per message; SRQ points end in "
                  "<code>/srq</code> and are plotted as series of their own.</p>")
     for c in charts:
-        with open(c.png, "rb") as f:
-            b64 = base64.b64encode(f.read()).decode("ascii")
-        parts.append(f'<figure><img alt="{esc(c.title)}" src="data:image/png;base64,{b64}">'
-                     f"<figcaption>{esc(c.title)} — <code>{esc(os.path.basename(c.png))}</code>"
-                     + (f" — {esc(c.note)}" if c.note else "") + "</figcaption></figure>")
+        parts.append(figure(c.png, c.title, c.note))
     if not charts:
         parts.append("<p>No charts.</p>")
     for s in series:
         parts.append(f"<h2>{esc(s.label)}: <code>{esc(s.rf.path)}</code></h2>")
         parts.append("<h3>Run</h3>" + _context_table(s))
         parts.append("<h3>Points</h3>" + _points_table(s))
-    parts.append("</body></html>\n")
+    write_page(path, parts)
+
+
+def figure(png, title, note=""):
+    """A chart embedded in the page (base64 PNG), captioned with its title and file."""
+    with open(png, "rb") as f:
+        b64 = base64.b64encode(f.read()).decode("ascii")
+    return (f'<figure><img alt="{esc(title)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{esc(title)} — <code>{esc(os.path.basename(png))}</code>"
+            + (f" — {esc(note)}" if note else "") + "</figcaption></figure>")
+
+
+def write_page(path, parts):
+    """Closes the page and writes it, creating its directory."""
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(parts))
+        f.write("\n".join(parts + ["</body></html>\n"]))
