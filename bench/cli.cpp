@@ -175,7 +175,11 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
      "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
      "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)");
   add_interval_option(out, &c.interval);
+  std::vector<std::string> labels;
   out.add_options()
+    ("label", po::value(&labels)->composing(),
+     "KEY=VALUE recorded in the results' context under \"labels\" (repeatable): what CI knows about the run, "
+     "e.g. --label commit=abc123 --label run=42 (tools/history names change points by the commit label)")
     ("no-progress", "no progress line on stderr")
     ("help,h", "this help");
   po::options_description all;
@@ -202,9 +206,24 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   }
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
+  c.labels = parse_labels(labels);
   c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();
   return c;
+}
+
+std::map<std::string, std::string> parse_labels(const std::vector<std::string>& given) {
+  std::map<std::string, std::string> out;
+  for (const std::string& l : given) {
+    const size_t eq = l.find('=');
+    const std::string key = l.substr(0, eq);
+    const bool ok = eq != std::string::npos && !key.empty() &&
+                    key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+                        std::string::npos;
+    if (!ok) throw UsageError("--label: '" + l + "' is not KEY=VALUE (KEY of letters, digits, '_', '.', '-')");
+    if (!out.emplace(key, l.substr(eq + 1)).second) throw UsageError("--label: " + key + " given twice");
+  }
+  return out;
 }
 
 ServerOptions parse_server(int argc, char** argv, std::string* help_text) {

@@ -44,6 +44,7 @@ struct ClientOptions : Common {
   std::vector<std::string> benchmark_args;  // --benchmark_* flags handed to Google Benchmark
   bool cm = false;          // --cm: connect the QPs with RDMA-CM
   std::string cm_address;   // --cm-address: the server's RDMA address (default: host)
+  std::map<std::string, std::string> labels;  // --label KEY=VALUE: the context's "labels"
 };
 
 struct ServerOptions : Common {
@@ -75,6 +76,8 @@ struct DevicesOptions {
 // Each throws UsageError with one line naming the bad option; with --help, sets
 // help and leaves the text in *help_text.
 ClientOptions parse_client(int argc, char** argv, std::string* help_text);
+// --label KEY=VALUE, repeatable: KEY -> VALUE; UsageError on a malformed or repeated KEY.
+std::map<std::string, std::string> parse_labels(const std::vector<std::string>& given);
 ServerOptions parse_server(int argc, char** argv, std::string* help_text);
 DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);

@@ -91,6 +91,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"server", side(server)},
           {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
           {"sweep_file", o.config_file},
+          {"labels", o.labels},  // --label KEY=VALUE: what CI knows about the run
           // throughput over time: sampled every `seconds` (0: never) in all points or duration points only
           {"interval", interval_context(o.interval)},
           {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)

@@ -106,10 +106,11 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
   const uint64_t iters = std::string(GetParam().mode) == "lat" ? 50 : 200;
   std::string out = dir_ + "/r.json";
   Outcome o = client({"--op", GetParam().op, "--mode", GetParam().mode, "-q", "1,4,16", "-s", "64,4096", "-n",
-                      std::to_string(iters), "--warmup", "10", "--out", out});
+                      std::to_string(iters), "--warmup", "10", "--label", "commit=abc123", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
   json r = load(out);
   ASSERT_TRUE(r.is_object()) << "results are not valid JSON";
+  EXPECT_EQ(r["context"]["labels"], json({{"commit", "abc123"}}));  // --label, for tools/history
   EXPECT_EQ(r["context"]["incomplete"], false);
   EXPECT_EQ(r["context"]["schema_version"], 1);
   EXPECT_FALSE(r["context"]["device"].get<std::string>().empty());

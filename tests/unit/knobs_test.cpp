@@ -196,6 +196,18 @@ TEST(Knobs, CmOptionsOfTheClient) {
   EXPECT_FALSE(parse(cli::parse_server, {"server"}).cm);
 }
 
+// --label KEY=VALUE (repeatable) for the context's "labels"; a malformed or repeated
+// key is refused in one line.
+TEST(Knobs, LabelsOfTheClient) {
+  cli::ClientOptions o =
+      parse(cli::parse_client, {"client", "host", "--label", "commit=abc=1", "--label", "run.id=42", "--label", "x="});
+  EXPECT_EQ(o.labels, (std::map<std::string, std::string>{{"commit", "abc=1"}, {"run.id", "42"}, {"x", ""}}));
+  EXPECT_TRUE(parse(cli::parse_client, {"client", "host"}).labels.empty());
+  for (const char* bad : {"commit", "=v", "a b=1"})
+    EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--label", bad}), cli::UsageError) << bad;
+  EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--label", "a=1", "--label", "a=2"}), cli::UsageError);
+}
+
 TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
   for (const Knob& k : knobs()) {
     if (!k.loop || k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)

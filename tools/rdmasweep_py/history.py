@@ -182,6 +182,13 @@ def describe(runs, cuts, direction):
     return out
 
 
+def commit_of(context):
+    """The run's commit: its `--label commit=...` when CI gave one (the code under
+    test), else the rdmasweep build's git_revision."""
+    labels = context.get("labels") if isinstance(context.get("labels"), dict) else {}
+    return str(labels.get("commit") or context.get("git_revision", ""))
+
+
 def direction_of(metric):
     for table in (rr.RDMASWEEP_METRICS, rr.COUNTER_METRICS, rr.GBENCH_METRICS):
         if metric in table:
@@ -202,7 +209,7 @@ def analyse(files, metrics=None, alpha=DEFAULT_ALPHA, permutations=DEFAULT_PERMU
         for c in describe(samples, cuts, direction_of(metric)):
             f = files[runs[c["run"]][0]]
             c.update({"point": name, "metric": metric, "run": runs[c["run"]][0], "file": f.path,
-                      "commit": str(f.context.get("git_revision", "")), "date": str(f.context.get("date", ""))})
+                      "commit": commit_of(f.context), "date": str(f.context.get("date", ""))})
             found.append(c)
     return found
 

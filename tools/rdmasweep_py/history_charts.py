@@ -81,7 +81,7 @@ def write_report(path, histories):
         label = ", ".join(f"{k} {v}" for k, v in zip(hy.HISTORY_KEYS, key) if v)
         parts.append(f"<h2>{esc(label or 'history')}: {len(files)} runs, {len(found)} change point(s)</h2>")
         rows = "".join(f"<tr><td class=\"num\">{i + 1}</td><td>{esc(f.context.get('date', ''))}</td>"
-                       f"<td><code>{esc(f.context.get('git_revision', ''))}</code></td>"
+                       f"<td><code>{esc(hy.commit_of(f.context))}</code></td>"
                        f"<td><code>{esc(os.path.basename(f.path))}</code></td></tr>" for i, f in enumerate(files))
         parts.append("<details><summary>Runs</summary><table><tr><th>run</th><th>date</th><th>commit</th>"
                      f"<th>file</th></tr>{rows}</table></details>")
