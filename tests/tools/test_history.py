@@ -60,6 +60,31 @@ class ChangePoints(unittest.TestCase):
                     self.assertEqual(len(cuts), 1, cuts)
                     self.assertLessEqual(abs(cuts[0][0] - 20), slack, cuts)
 
+    def test_placement_is_as_exact_as_the_data_allows(self):
+        # Why the slack above: at 10% in the lab's noise no estimator places every step
+        # exactly. The split that minimises the squared error (the most likely one for
+        # a shift of the mean) is the yardstick; over 200 seeds the energy split must
+        # land on the planted run as often (within 10 of 200), and mostly within a run of it.
+        def least_squares(runs):
+            def cost(k):
+                a, b = [v for r in runs[:k] for v in r], [v for r in runs[k:] for v in r]
+                return len(a) * len(b) / (len(a) + len(b)) * (statistics.fmean(a) - statistics.fmean(b)) ** 2
+            return max(range(1, len(runs)), key=cost)
+        for step in (-0.1, 0.1, 0.2):
+            with self.subTest(step=step):
+                found, best, near = 0, 0, 0
+                for seed in range(200):
+                    runs = series(40, 500 + seed, step_at=20, step=step)
+                    at = hy.best_split(runs, 0, random.Random(0))[0]
+                    found += at == 20
+                    near += abs(at - 20) <= 1
+                    best += least_squares(runs) == 20
+                self.assertGreaterEqual(found, best - 10, (found, best))
+                # Measured with these seeds: 10% 113-119 exact, 155-160 within a run; 20% 181, 195.
+                small = abs(step) < 0.2
+                self.assertGreaterEqual(found, 100 if small else 170, found)
+                self.assertGreaterEqual(near, 145 if small else 190, near)
+
     def test_noise_alone_gives_no_change_point(self):
         # 100 series of 50 runs (3 repetitions each): at most 5 with any change point.
         noisy = [s for s in range(100) if hy.change_points(series(50, 1000 + s, reps=3))]
