@@ -56,6 +56,9 @@ void to_rts(const verbs::CmId& id, TestResources& lane, uint32_t q) {
   int mask = 0;
   ibv_qp_attr a = id.qp_attr(IBV_QPS_RTS, &mask);
   a.max_rd_atomic = lane.rd_atomic;
+  a.timeout = lane.retry().timeout;  // RDMA-CM's own would be its route's; the knobs decide
+  a.retry_cnt = lane.retry().count;
+  mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT;
   lane.qps[q].modify(a, mask, "RTS");
   lane.psn[q] = a.sq_psn;
 }

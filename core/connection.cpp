@@ -323,7 +323,7 @@ void TestResources::connect(const control::Endpoint& peer) {
       continue;
     }
     qps[i].to_rtr(pa, dev.port(), rd_atomic);
-    qps[i].to_rts(psn[i], rd_atomic);
+    qps[i].to_rts(psn[i], rd_atomic, retry());
   }
   set_remote(peer);
   // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.

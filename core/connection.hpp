@@ -129,6 +129,9 @@ class TestResources {
   uint32_t inline_size = 0;  // the QPs' max inline data: inline_limit() of the knob
   bool use_inline = false;   // this point's messages go inline
   uint8_t rd_atomic = 1;     // RDMA READs in flight per QP (max_rd_atomic, max_dest_rd_atomic)
+  verbs::Retry retry() const {
+    return {static_cast<uint8_t>(cfg.knobs.qp_timeout), static_cast<uint8_t>(cfg.knobs.retry_count)};
+  }
   RemoteBuffer remote;
 
   // Declared in dependency order: destroyed QPs first, PD last.

@@ -38,7 +38,7 @@ namespace rdmasweep {
     "bw (bandwidth and message rate) or lat (ping-pong latency) (default bw)")                                     \
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
-  X(size, work, Bytes, 65536, nullptr, 24, "size,s", 1, 1ull << 30, false,                                          \
+  X(size, work, Bytes, 65536, nullptr, 26, "size,s", 1, 1ull << 30, false,                                          \
     "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
@@ -101,7 +101,13 @@ namespace rdmasweep {
   X(validate, knobs, Flag, false, "validate", 23, "validate", 0, 1, true,                                            \
     "check the data (perftest has no such check): the sender writes a pattern per QP, message and byte, the "      \
     "receiver checks every byte; a mismatch fails the point naming QP, message and offset. Costs a fill and a "    \
-    "check of every byte (SEND, WRITE lat; READ checks what it read); off by default (--validate 0,1 sweeps both)")
+    "check of every byte (SEND, WRITE lat; READ checks what it read); off by default (--validate 0,1 sweeps both)") \
+  /* RC requester's transport retries (RTS attributes): how long a silent link is ridden out before an error */    \
+  X(qp_timeout, knobs, Count, 14, "qp_timeout", 24, "qp-timeout", 1, 31, true,                                      \
+    "local ACK timeout exponent: a transport retry after 4.096 us x 2^N without an ACK (perftest's -u; default "  \
+    "14, 67 ms)")                                                                                                   \
+  X(retry_count, knobs, Count, 7, "retry", 25, "retry-count", 0, 7, true,                                           \
+    "transport retries before a send fails with retry exceeded (perftest's --retry_count; default 7)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;

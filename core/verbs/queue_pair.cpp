@@ -116,12 +116,12 @@ void QueuePair::to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_r
                ", sgid index " + std::to_string(peer.sgid_index) + ") (a wrong GID index is the usual cause)");
 }
 
-void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic) {
+void QueuePair::to_rts(uint32_t psn, uint8_t max_rd_atomic, Retry retry) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTS;
   a.sq_psn = psn;
-  a.timeout = 14;    // 4.096 us * 2^14 = 67 ms per transport retry
-  a.retry_cnt = 7;
+  a.timeout = retry.timeout;
+  a.retry_cnt = retry.count;
   a.rnr_retry = 7;   // 7 = retry forever on receiver-not-ready: a slow receiver is not an error
   a.max_rd_atomic = max_rd_atomic;
   check_rc(ibv_modify_qp(qp_.get(), &a,

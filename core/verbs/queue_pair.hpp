@@ -36,6 +36,13 @@ struct PeerAddress {
   uint32_t flow_label = 0;
 };
 
+// An RC requester's transport retries (--qp-timeout, --retry-count): a packet not ACKed
+// within 4.096 us x 2^timeout is sent again, `count` times, before the WR fails.
+struct Retry {
+  uint8_t timeout = 14;  // 67 ms
+  uint8_t count = 7;
+};
+
 class QueuePair {
  public:
   QueuePair() = default;
@@ -52,7 +59,7 @@ class QueuePair {
 
   void to_init(uint8_t port, int access_flags);
   void to_rtr(const PeerAddress& peer, uint8_t port, uint8_t max_dest_rd_atomic);
-  void to_rts(uint32_t psn, uint8_t max_rd_atomic);
+  void to_rts(uint32_t psn, uint8_t max_rd_atomic, Retry retry);
   // UD: INIT with `qkey` (a multicast group's is RDMA-CM's); RTR and RTS with no peer
   // (each send WR names its own).
   void to_init_ud(uint8_t port, uint32_t qkey = kUdQkey);

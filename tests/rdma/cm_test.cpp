@@ -110,6 +110,21 @@ TEST_F(Cm, LatencyAndTwoThreadsExactCounts) {
   for (const json& b : r["benchmarks"]) expect_exact(b, 4, 100);
 }
 
+// --qp-timeout and --retry-count reach QPs that RDMA-CM moves to RTS (its own
+// attributes would be the route's), as ibv_query_qp reports them in -v.
+TEST_F(Cm, RetryKnobsReachEveryQp) {
+  Outcome o = client({"-v", "--op", "write", "-q", "2", "-s", "64", "-n", "20", "--qp-timeout", "18", "--retry-count",
+                      "5", "--out", dir_ + "/retry.json"});
+  ASSERT_EQ(o.code, 0) << both(o);
+  std::regex line("QP [0-9]+ qpn [0-9]+: state RTS,.* timeout ([0-9]+), retry ([0-9]+),");
+  int qps = 0;
+  for (auto it = std::sregex_iterator(o.err.begin(), o.err.end(), line); it != std::sregex_iterator(); ++it, ++qps) {
+    EXPECT_EQ((*it)[1], "18") << it->str();
+    EXPECT_EQ((*it)[2], "5") << it->str();
+  }
+  EXPECT_EQ(qps, 2) << o.err;
+}
+
 // An address nothing answers at (the lab's dummy0 takes the packets and drops them):
 // the connection's wait is bounded by --timeout, the point fails naming the address,
 // and the client exits non-zero. The server notices the client gave up at once (it

@@ -80,22 +80,28 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
   EXPECT_NE(t.out.find("    counters"), std::string::npos) << t.out;
 }
 
-// One "QP i qpn N: state S, ..., dest qpn M, ..., sgid index G, traffic class T, sl S,
-// flow label F" line per QP.
+// One "QP i qpn N: state S, ..., dest qpn M, ..., timeout T, retry R, ..., sgid index G,
+// traffic class T, sl S, flow label F" line per QP.
 struct QpLine {
   std::string state;
-  unsigned qpn, dest, mtu, sgid, tclass, sl, flow;
+  unsigned qpn, dest, mtu, sgid, tclass, sl, flow, timeout, retry;
 };
 static std::map<unsigned, QpLine> qp_lines(const std::string& log) {
   std::map<unsigned, QpLine> out;
   std::regex re("QP ([0-9]+) qpn ([0-9]+): state ([A-Z]+), path MTU ([0-9]+), dest qpn ([0-9]+),.*sgid index ([0-9]+), "
                 "traffic class ([0-9]+), sl ([0-9]+), flow label ([0-9]+)");
+  std::regex retries("timeout ([0-9]+), retry ([0-9]+),");
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, re)) continue;
     auto num = [&](int i) { return static_cast<unsigned>(std::stoul(m[i])); };
-    out[num(1)] = QpLine{m[3], num(2), num(5), num(4), num(6), num(7), num(8), num(9)};
+    QpLine l{m[3], num(2), num(5), num(4), num(6), num(7), num(8), num(9), 0, 0};
+    if (std::regex_search(line, m, retries)) {
+      l.timeout = num(1);
+      l.retry = num(2);
+    }
+    out[static_cast<unsigned>(std::stoul(line.substr(line.find("QP ") + 3)))] = l;
   }
   return out;
 }
@@ -136,18 +142,22 @@ TEST(Verbose, EveryQpsStateAndPeerOnBothSides) {
       EXPECT_EQ(mine[q].sgid, gid);
     }
     EXPECT_EQ(mine[q].tclass + mine[q].sl + mine[q].flow, 0u);  // the defaults
+    EXPECT_EQ(mine[q].timeout, 14u);
+    EXPECT_EQ(mine[q].retry, 7u);
   }
 }
 
-// --tclass, --sl, --flow-label and --mtu reach every QP of both sides (the server
-// follows the client's point), as ibv_query_qp reports them. RoCE packets carry no
+// --tclass, --sl, --flow-label, --mtu, --qp-timeout and --retry-count reach every QP of
+// both sides (the server follows the client's point), as ibv_query_qp reports them. RoCE packets carry no
 // SL: Soft-RoCE keeps none, so it is checked on InfiniBand only.
 TEST(Verbose, PathAttributesOnEveryQpOfBothSides) {
   REQUIRE_DEVICE();
   const bool roce = verbs::Device::open("", 1).is_ethernet();
   std::map<unsigned, QpLine> mine, theirs;
   ASSERT_NO_FATAL_FAILURE(
-      verbose_run({"--tclass", "96", "--sl", "3", "--flow-label", "77", "--mtu", "512"}, &mine, &theirs));
+      verbose_run({"--tclass", "96", "--sl", "3", "--flow-label", "77", "--mtu", "512", "--qp-timeout", "18",
+                   "--retry-count", "5"},
+                  &mine, &theirs));
   for (auto* side : {&mine, &theirs})
     for (const auto& [q, l] : *side) {
       SCOPED_TRACE((side == &mine ? "client QP " : "server QP ") + std::to_string(q));
@@ -158,11 +168,16 @@ TEST(Verbose, PathAttributesOnEveryQpOfBothSides) {
         EXPECT_EQ(l.sl, 3u);
       }
       EXPECT_EQ(l.flow, 77u);
+      EXPECT_EQ(l.timeout, 18u);
+      EXPECT_EQ(l.retry, 5u);
     }
   json r = load_json("/tmp/rdmasweep-verbose.json");
   ASSERT_TRUE(r.is_object());
-  EXPECT_EQ(r["benchmarks"][0]["name"], "write/bw/qps:3/size:64/cq:12/tclass:96/sl:3/flow:77/mtu:512");
+  EXPECT_EQ(r["benchmarks"][0]["name"],
+            "write/bw/qps:3/size:64/cq:12/tclass:96/sl:3/flow:77/mtu:512/qp_timeout:18/retry:5");
   EXPECT_EQ(r["benchmarks"][0]["config"]["tclass"], 96);
+  EXPECT_EQ(r["benchmarks"][0]["config"]["qp_timeout"], 18);
+  EXPECT_EQ(r["benchmarks"][0]["config"]["retry_count"], 5);
 }
 
 // An MTU the port cannot carry, or that is no MTU, ends in one line before any QP.

@@ -69,14 +69,48 @@ cm_across() {
   else ok "--cm across the link (24 points, exact counts)"; fi
 }
 
+# 5b. The link down for 3 s ridden out, or not, by the QPs' transport retries: with
+# --qp-timeout 19 (a retry after 2.1 s) and --retry-count 6 the QPs retransmit across the
+# gap: exit 0, every point kept, none failed, the retransmits counted. With the default
+# timeout (67 ms) the same 6 retries are spent within half a second: the point fails
+# with "transport retry counter exceeded". (Not --retry-count 7: rxe retries forever
+# at 7, the InfiniBand spec's "infinite" for RNR retries, which it applies to both.)
+across_flap() {
+  local name=$1 pid
+  shift
+  client "$name" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 20 "$@" &
+  pid=$!
+  if ! wait_for 120 points_done "$dir/$name.json"; then wait $pid; return 200; fi
+  ask flap 3
+  wait $pid
+}
+ridden_out() {
+  local rc=0 out
+  across_flap ridden --qp-timeout 19 --retry-count 6 || rc=$?
+  if ((rc == 200)); then fail "link down ridden out" "no point completed before the fault"
+  elif ((rc)); then fail "link down ridden out" "client exit $rc: $(grep -m1 -i 'error\|fail' "$dir/ridden.log" | cut -c1-160)"
+  elif ! out=$(check "$dir/ridden.json" --complete --kept 6 --retransmits); then fail "link down ridden out" "$out"
+  else ok "link down 3 s ridden out with --qp-timeout 19 --retry-count 6 (6 points, exit 0)"; fi
+  rc=0
+  ask restart
+  across_flap notridden --retry-count 6 || rc=$?
+  if ((rc == 0)); then fail "link down not ridden out" "client exit 0 with the default --qp-timeout 14 across 3 s down"
+  elif ! grep -q "transport retry counter exceeded" "$dir/notridden.json"; then
+    fail "link down not ridden out" "exit $rc, but no point failed on its retries: $(grep -m1 -i 'error\|fail' "$dir/notridden.log" | cut -c1-160)"
+  elif ! check "$dir/notridden.json" --kept 1 >/dev/null; then fail "link down not ridden out" "completed points lost"
+  else ok "link down 3 s not ridden out with the default --qp-timeout 14 (retry counter exceeded, exit $rc)"; fi
+}
+
 # 8. (last) rdmasweep hunt with a planted anomaly.
 source "$here/hunt-b.sh"
 # 9. UD (tests/twohost/ud.sh).
 source "$here/ud.sh"
-# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass, =ud or =cm runs that test alone.
+# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass, =ud, =cm or =ridden runs that test alone.
 case ${RDMASWEEP_TWOHOST_ONLY:-} in
-  hunt | tclass | ud | cm)
-    case $RDMASWEEP_TWOHOST_ONLY in hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across ;; esac
+  hunt | tclass | ud | cm | ridden)
+    case $RDMASWEEP_TWOHOST_ONLY in
+      hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across ;; ridden) ridden_out ;;
+    esac
     echo "two-host tests: $fails failure(s)"
     exit $((fails > 0))
     ;;
@@ -132,6 +166,8 @@ midtest() {
 midtest killed kill
 ask restart
 midtest linkdown flap 3
+ask restart
+ridden_out
 
 # 6. netem on a's NIC: each run completes with exact counts or fails in one line
 # within --timeout; never a hang, never a wrong count. The table goes to the log.

@@ -36,7 +36,7 @@ uint64_t other_value(const Knob& k) {
     case KnobKind::Transport:
     case KnobKind::Flag: return k.def == 0 ? 1 : 0;
     case KnobKind::Inline: return k.def == kInlineAuto ? 64 : kInlineAuto;
-    default: return k.def == 0 ? std::min<uint64_t>(k.hi, 1u << 20) : k.def + 1;
+    default: return k.def == 0 ? std::min<uint64_t>(k.hi, 1u << 20) : k.def < k.hi ? k.def + 1 : k.def - 1;
   }
 }
 

@@ -35,6 +35,8 @@ VALUES = {
     "mr_per_qp": ["0", "1"],
     "transport": ["rc", "ud"],
     "validate": ["0", "1"],
+    "qp_timeout": ["14", "18"],
+    "retry_count": ["7", "2"],
 }
 # Knobs the array leaves at their default, and why.
 LEFT_OUT = {"hugepages": "needs huge pages reserved on the host (a host refusal, not a combination)"}

@@ -85,6 +85,8 @@ KNOBS = {
     "mr_per_qp": ("mr_per_qp", False),  # each QP its own memory regions
     "transport": ("transport", "rc"),  # rc or ud (SEND only; sent, received and lost counted)
     "validate": ("validate", False),  # every byte of every message checked (costs a fill and a check)
+    "qp_timeout": ("qp_timeout", 14),  # RC transport retries: ACK timeout exponent and count
+    "retry_count": ("retry", 7),
 }
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
