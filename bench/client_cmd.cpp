@@ -14,6 +14,7 @@
 #include "bench/reporter.hpp"
 #include "core/clock.hpp"
 #include "core/cm_connect.hpp"
+#include "core/refusals.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"
 #include "core/version.hpp"
@@ -68,7 +69,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
                           {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
                           {"kernel", h.kernel},     {"tool_version", h.tool_version},
                           {"gid", h.gid},           {"gid_index", h.gid_index},   {"gid_type", h.gid_type},
-                          {"cpus", h.cpus}};
+                          {"cpus", h.cpus},         {"capabilities", h.capabilities}};
   };
   nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
           {"tool", "rdmasweep"},
@@ -85,6 +86,7 @@ nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, c
           {"gid_index", f.gid.index},
           {"gid", gid_to_string(f.gid.gid)},
           {"gid_type", f.gid.type},
+          {"transport", me.capabilities.value("transport", "")},  // InfiniBand, RoCE or iWARP
           {"peer_host", o.host},
           {"connection", connection_context(route)},
           {"client", side(me)},
@@ -134,6 +136,19 @@ std::optional<CmRoute> cm_route(cli::ClientOptions& o) {
   if (o.fabric.device.empty()) o.fabric.device = route.device;
   check_cm_device(route, o.fabric.device, o.fabric.port);
   return route;
+}
+
+// An iWARP device's QPs connect only through RDMA-CM: the client does as with --cm,
+// and says so (the points are checked again against --cm's refusals).
+std::optional<CmRoute> cm_for_iwarp(cli::ClientOptions& o, const LocalFabric& fabric, std::vector<TestConfig>& points) {
+  for (const TestConfig& c : points) check_device_limits(c, fabric.dev);  // what iWARP cannot do, said as such
+  if (o.fabric.gid_index != -1) throw cli::UsageError(fabric.dev.name() + " is iWARP, " + refusal_text("cm-gid"));
+  o.cm = true;
+  o.cm_address = o.host;
+  points = expand(o.spec, {o.cm});
+  std::fprintf(stderr, "rdmasweep: %s is an iWARP device: its QPs connect through RDMA-CM (as with --cm)\n",
+               fabric.dev.name().c_str());
+  return cm_route(o);
 }
 
 // One Google Benchmark per point, each running it through the session; after a
@@ -194,8 +209,9 @@ int client_main(int argc, char** argv) {
     throw cli::UsageError(e.what());
   }
   check_writable(o.out);
-  const std::optional<CmRoute> route = cm_route(o);
+  std::optional<CmRoute> route = cm_route(o);
   LocalFabric fabric = LocalFabric::open(o.fabric);
+  if (!route && fabric.dev.is_iwarp()) route = cm_for_iwarp(o, fabric, points);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);

@@ -62,8 +62,10 @@ int devices_main(int argc, char** argv) {
     return kOk;
   }
   nlohmann::json all = nlohmann::json::array();
-  for (const DeviceSummary& d : device_inventory()) {
-    nlohmann::json dev = {{"name", d.name},          {"firmware", d.firmware}, {"max_qp", d.max_qp},
+  const std::vector<DeviceSummary> summaries = device_inventory();
+  for (const DeviceSummary& d : summaries) {
+    nlohmann::json dev = {{"name", d.name},          {"firmware", d.firmware}, {"transport", d.caps.transport},
+                          {"capabilities", capabilities_json(d.caps)},           {"max_qp", d.max_qp},
                           {"max_qp_wr", d.max_qp_wr}, {"max_cqe", d.max_cqe},   {"max_cq", d.max_cq},
                           {"max_mr_size", d.max_mr_size}, {"max_srq_wr", d.max_srq_wr},
                           {"max_inline", d.max_inline},
@@ -79,11 +81,14 @@ int devices_main(int argc, char** argv) {
     std::cout << "no RDMA devices (for Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev ETH)\n";
     return kFailed;
   }
+  size_t i = 0;
   for (const auto& d : all) {
-    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s  max_inline %s\n",
-                d["name"].get<std::string>().c_str(), d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(),
-                d["max_qp_wr"].dump().c_str(), d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(),
-                d["max_srq_wr"].dump().c_str(), d["max_inline"].dump().c_str());
+    std::printf("%s  %s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s  max_inline %s\n",
+                d["name"].get<std::string>().c_str(), d["transport"].get<std::string>().c_str(),
+                d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(), d["max_qp_wr"].dump().c_str(),
+                d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(), d["max_srq_wr"].dump().c_str(),
+                d["max_inline"].dump().c_str());
+    std::printf("  can: %s\n", capabilities_text(summaries[i++].caps).c_str());
     for (const auto& p : d["ports"]) {
       std::printf("  port %s: %s (%s), %s, MTU %s, %s Gb/s (width code %s, speed code %s), max message %s bytes\n",
                   p["port"].dump().c_str(), p["state"].get<std::string>().c_str(),

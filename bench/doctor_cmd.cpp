@@ -1,6 +1,9 @@
 // `rdmasweep doctor [HOST]`: checks what breaks RDMA runs before the first number
 // (no device, port down, no RoCE v2 GID, locked-memory limit, device limits, the
 // server's reachability and version) and says how to fix each.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -79,6 +82,36 @@ bool check_devices(Checklist& c) {
   return true;
 }
 
+// The IPv4 address of interface `netdev`, or "".
+std::string ipv4_of(const std::string& netdev) {
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) return "";
+  std::string out;
+  for (ifaddrs* a = all; a != nullptr && out.empty(); a = a->ifa_next)
+    if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET && netdev == a->ifa_name) {
+      char text[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+      out = text;
+    }
+  freeifaddrs(all);
+  return out;
+}
+
+// iWARP has no RoCE GID to check: RDMA-CM connects its QPs by the interface's address.
+void check_iwarp_address(const std::string& dev, const std::string& netdev, Checklist& c) {
+  if (netdev.empty()) {
+    c.fail(dev + " is iWARP, but no interface has the MAC address of its GID",
+           "check `rdma link` for the interface it is on (rdma link add " + dev + " type siw netdev ETH for Soft-iWARP)");
+    return;
+  }
+  const std::string addr = ipv4_of(netdev);
+  if (addr.empty())
+    c.fail(dev + " is iWARP on " + netdev + ", which has no IPv4 address: RDMA-CM connects its QPs by address",
+           "ip addr add ADDR/PREFIX dev " + netdev);
+  else
+    c.ok(dev + " is iWARP on " + netdev + " (" + addr + "): its QPs connect through RDMA-CM (the client does so by itself)");
+}
+
 // The chosen port's state and the GID a run would use; empty when either cannot be had.
 std::optional<LocalFabric> check_port_and_gid(const cli::DoctorOptions& o, Checklist& c) {
   try {
@@ -94,7 +127,11 @@ std::optional<LocalFabric> check_port_and_gid(const cli::DoctorOptions& o, Check
     GidEntry gid = select_gid(dev, o.fabric.gid_index);
     std::string g = "GID index " + std::to_string(gid.index) + " (" + gid.type + " " + gid_to_string(gid.gid) +
                     (gid.netdev.empty() ? "" : " on " + gid.netdev) + ")";
-    if (dev.is_ethernet() && !(gid.type == "RoCE v2" && gid.ipv4_mapped))
+    const Capabilities caps = capabilities(dev);
+    c.ok(dev.name() + " is " + caps.transport + ": " + capabilities_text(caps));
+    if (dev.is_iwarp()) {
+      check_iwarp_address(dev.name(), gid.netdev, c);
+    } else if (dev.is_ethernet() && !(gid.type == "RoCE v2" && gid.ipv4_mapped))
       c.fail(g + " is not a RoCE v2 GID with an IPv4 address",
              "give the RDMA netdev an IPv4 address (ip addr add ...), or pick an entry with -x (see `rdmasweep devices`)");
     else

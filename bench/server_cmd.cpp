@@ -12,6 +12,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
+#include "core/refusals.hpp"
 #include "core/session.hpp"
 
 namespace rdmasweep {
@@ -35,6 +36,7 @@ static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOp
   auto admit = [&](const control::Hello& h) -> std::string {
     if (cm_only && !h.cm)
       return refusal_text("server-cm");
+    if (fabric.dev.is_iwarp() && !h.cm) return "this server's " + fabric.dev.name() + " is iWARP: " + refusal_text("iwarp-cm");
     if (h.beside) return "";
     if (busy.exchange(true))
       return "the server is busy: it serves one client at a time, and another client is running against it "

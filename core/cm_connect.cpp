@@ -69,9 +69,9 @@ std::string event_text(const verbs::CmEvent& e) {
 
 }  // namespace
 
-uint16_t CmLinks::listen() {
+uint16_t CmLinks::listen(const verbs::Device& dev) {
   listener_ = verbs::CmId(channel_);
-  listener_.listen_any();
+  listener_.listen_any(dev.is_iwarp());
   return listener_.port();
 }
 
@@ -91,11 +91,16 @@ void CmLinks::connect_all(PointResources& res, const std::string& host, uint16_t
                        " (check that the address is the server's RDMA interface and that nothing filters RoCE)");
       if (e.type == RDMA_CM_EVENT_REJECTED)
         throw Error("rdma_cm: " + host + " rejected QP " + std::to_string(i) + "'s connection: " + event_text(e));
-      if (e.type != RDMA_CM_EVENT_CONNECT_RESPONSE)
+      // iWARP: the connection (its MPA exchange) is the provider's; it moves the QP to
+      // RTS itself and the CM says ESTABLISHED. Elsewhere the QP is ours to move.
+      const auto want = lane.dev.is_iwarp() ? RDMA_CM_EVENT_ESTABLISHED : RDMA_CM_EVENT_CONNECT_RESPONSE;
+      if (e.type != want)
         throw Error("rdma_cm: connecting QP " + std::to_string(i) + " to " + host + " failed: " + event_text(e));
-      to_rtr(id, lane, q);
-      to_rts(id, lane, q);
-      id.establish();
+      if (!lane.dev.is_iwarp()) {
+        to_rtr(id, lane, q);
+        to_rts(id, lane, q);
+        id.establish();
+      }
       ids_.push_back(std::move(id));
     }
   }
@@ -128,10 +133,11 @@ void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout,
     TestResources& lane = res.lane(where[i].first);
     const uint32_t q = where[i].second;
     check_device(id, lane.dev, "the client");
-    to_rtr(id, lane, q);
+    const bool ours = !lane.dev.is_iwarp();  // iWARP: the provider moves the QP (connect_all)
+    if (ours) to_rtr(id, lane, q);
     id.accept(lane.qps[q].qpn(), std::min(lane.rd_atomic, e.responder_resources),
               std::min(lane.rd_atomic, e.initiator_depth));
-    to_rts(id, lane, q);
+    if (ours) to_rts(id, lane, q);
     ids_.push_back(std::move(id));
     ++accepted;
   }

@@ -37,8 +37,9 @@ class CmLinks {
   CmLinks(const CmLinks&) = delete;
   CmLinks& operator=(const CmLinks&) = delete;
 
-  // Server: listens on every address, on a port the kernel picks (returned).
-  uint16_t listen();
+  // Server: listens on every address, on a port the kernel picks (returned); on an
+  // iWARP device IPv4 only (verbs::CmId::listen_any).
+  uint16_t listen(const verbs::Device& dev);
   // Client: connects every QP of `res` (lane order) to host:port; each step within `timeout`.
   void connect_all(PointResources& res, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
   // Server: accepts one connection per QP of `res`, waiting at most `timeout` for each

@@ -6,6 +6,8 @@
 #include <random>
 #include <string>
 
+#include "core/inventory.hpp"
+#include "core/refusals.hpp"
 #include "core/verbs/errors.hpp"
 #include "core/validate.hpp"
 #include "core/wr_id.hpp"
@@ -39,6 +41,22 @@ static void check_huge_pages(const std::string& meminfo = "/proc/meminfo") {
                 "some first, e.g. sysctl vm.nr_hugepages=64 (128 MiB)");
 }
 
+// What the device cannot do at all (capabilities()): ConfigError, exit 2 before any QP.
+static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
+  const Capabilities caps = capabilities(dev);
+  const std::string who = dev.name() + " (" + caps.transport + ")";
+  if (is_atomic(c.work.op) && !caps.atomics)
+    throw ConfigError(std::string("--op ") + to_string(c.work.op) + ": " + who +
+                      " has no atomic operations (atomic_cap IBV_ATOMIC_NONE): run atomics on a device that has them");
+  if (is_ud(c) && !caps.ud)
+    throw ConfigError("--transport ud: " + who + " has no UD QPs (iWARP is connected only): use --transport rc");
+  if (write_with_imm(c) && !caps.immediate)
+    throw ConfigError("--events with --op write --mode lat: " + who + " has no WRITE WITH IMMEDIATE (the event-driven "
+                      "WRITE pong needs it): drop --events, or use --op send");
+  if (c.knobs.srq && !caps.srq)
+    throw ConfigError("--srq: " + who + " has no shared receive queues (max_srq 0): drop --srq");
+}
+
 void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   const ibv_device_attr& a = dev.attr();
   const ibv_port_attr& p = dev.port_attr();
@@ -61,10 +79,7 @@ void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
   if (!fetches(c.work.op) && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
     limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
           dev.max_inline(), "lower --inline-size (or leave it at auto)");
-  if (is_atomic(c.work.op) && a.atomic_cap == IBV_ATOMIC_NONE)
-    throw Error(std::string("--op ") + to_string(c.work.op) + ": " + dev.name() +
-                " does not support atomic operations (its atomic_cap is IBV_ATOMIC_NONE): run atomics on a device "
-                "that has them");
+  check_capabilities(c, dev);
   if (fetches(c.work.op) && c.knobs.outs > 0) {
     limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_rd_atom), "outstanding reads", c.knobs.outs, "max_qp_rd_atom",
           a.max_qp_rd_atom, "lower --outs (or 0 for the devices' limit)");
@@ -305,6 +320,7 @@ verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
 }
 
 void TestResources::connect(const control::Endpoint& peer) {
+  if (dev.is_iwarp()) throw ConfigError(dev.name() + ": " + refusal_text("iwarp-cm"));
   if (peer.qpn.size() != qps.size())
     throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
   if (peer.slot_bytes < slot_bytes || peer.regions != regions)

@@ -1,5 +1,9 @@
 #include "core/inventory.hpp"
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "core/verbs/device.hpp"
 #include "core/verbs/errors.hpp"
 #include "core/verbs/gid.hpp"
@@ -35,6 +39,34 @@ PortInfo port_with_gids(const verbs::Device& d) {
 
 }  // namespace
 
+Capabilities capabilities(const verbs::Device& dev) {
+  const ibv_device_attr& a = dev.attr();
+  Capabilities c;
+  c.transport = dev.is_iwarp() ? "iWARP" : dev.is_ethernet() ? "RoCE" : "InfiniBand";
+  c.atomics = a.atomic_cap != IBV_ATOMIC_NONE;
+  c.ud = !dev.is_iwarp();
+  c.srq = a.max_srq > 0;
+  c.multicast = !dev.is_iwarp() && a.max_mcast_grp > 0;
+  c.immediate = !dev.is_iwarp();
+  c.max_inline = dev.max_inline();
+  c.max_rd_atom = static_cast<uint32_t>(std::min(a.max_qp_rd_atom, a.max_qp_init_rd_atom));
+  c.max_msg = dev.port_attr().max_msg_sz;
+  return c;
+}
+
+nlohmann::json capabilities_json(const Capabilities& c) {
+  return {{"transport", c.transport}, {"atomics", c.atomics},     {"ud", c.ud},
+          {"srq", c.srq},             {"multicast", c.multicast}, {"immediate", c.immediate},
+          {"max_inline", c.max_inline}, {"max_rd_atom", c.max_rd_atom}, {"max_msg", c.max_msg}};
+}
+
+std::string capabilities_text(const Capabilities& k) {
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  return std::string("atomics ") + yes(k.atomics) + ", UD " + yes(k.ud) + ", SRQ " + yes(k.srq) + ", multicast " +
+         yes(k.multicast) + ", immediate data " + yes(k.immediate) + ", max inline " + std::to_string(k.max_inline) +
+         " B, reads in flight " + std::to_string(k.max_rd_atom) + ", max message " + std::to_string(k.max_msg) + " B";
+}
+
 std::vector<std::string> device_names() { return verbs::list_devices(); }
 
 PortInfo port_info(const verbs::Device& d) {
@@ -59,8 +91,8 @@ std::vector<DeviceSummary> device_inventory() {
   for (const std::string& name : verbs::list_devices()) {
     verbs::Device d = verbs::Device::open(name, 1);
     const ibv_device_attr& a = d.attr();
-    DeviceSummary s{name, d.firmware(), a.max_qp, a.max_qp_wr, a.max_cqe, a.max_cq, a.max_srq_wr,
-                    a.max_mr_size, d.max_inline(), {}};
+    DeviceSummary s{name,         d.firmware(), capabilities(d), a.max_qp,      a.max_qp_wr, a.max_cqe,
+                    a.max_cq,     a.max_srq_wr, a.max_mr_size,     d.max_inline(), {}};
     for (uint8_t p = 1; p <= a.phys_port_cnt; ++p) s.ports.push_back(port_with_gids(verbs::Device::open(name, p)));
     out.push_back(std::move(s));
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace rdmasweep {
 
 namespace verbs {
@@ -15,7 +17,7 @@ class Device;
 struct GidInfo {
   int index = 0;
   std::string gid;     // IPv6 text form
-  std::string type;    // "IB", "RoCE v1", "RoCE v2"
+  std::string type;    // "IB", "RoCE v1", "RoCE v2", "iWARP"
   std::string netdev;  // empty for IB
   bool is_default = false;  // the entry select_gid() picks when no -x is given
 };
@@ -32,8 +34,29 @@ struct PortInfo {
   std::vector<GidInfo> gids;  // filled by device_inventory() only
 };
 
+// What a device can do, from its attributes and transport (never from its name):
+// `rdmasweep devices` prints it, doctor and the device checks refuse by it, every
+// result's context records it.
+struct Capabilities {
+  const char* transport = "InfiniBand";  // "InfiniBand", "RoCE" or "iWARP"
+  bool atomics = false;                  // atomic_cap is not IBV_ATOMIC_NONE
+  bool ud = false;                       // unreliable datagram QPs (not on iWARP)
+  bool srq = false;                      // shared receive queues (max_srq > 0)
+  bool multicast = false;                // UD multicast groups (max_mcast_grp > 0)
+  bool immediate = false;                // WRITE WITH IMMEDIATE (not on iWARP)
+  uint32_t max_inline = 0;               // Device::max_inline()
+  uint32_t max_rd_atom = 0;              // reads in flight per QP, both directions
+  uint64_t max_msg = 0;                  // the port's max_msg_sz
+};
+Capabilities capabilities(const verbs::Device& dev);
+// {"transport": ..., "atomics": ..., ...} for results contexts and `devices --json`.
+nlohmann::json capabilities_json(const Capabilities& c);
+// "atomics no, UD no, SRQ yes, ..., max message 4294967295 B" for people.
+std::string capabilities_text(const Capabilities& c);
+
 struct DeviceSummary {
   std::string name, firmware;
+  Capabilities caps;
   int max_qp = 0, max_qp_wr = 0, max_cqe = 0, max_cq = 0, max_srq_wr = 0;
   uint64_t max_mr_size = 0;
   uint32_t max_inline = 0;

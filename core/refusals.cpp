@@ -79,6 +79,11 @@ const std::vector<Refusal> kRefusals = {
     {"cm-address", "cm-address, cm", "client --cm-address without --cm", "--cm-address needs --cm", nullptr},
     {"cm-gid", "cm, gid-index", "client --cm with --gid-index",
      "--gid-index and --cm exclude each other: with --cm the GID comes from routing", nullptr},
+    {"iwarp-cm", "device transport, cm", "an iWARP device's QPs connected without RDMA-CM (mesh, or a client "
+     "without --cm at an iWARP server)",
+     "iWARP QPs connect only through RDMA-CM: run the client with --cm (on an iWARP device it does so by itself); "
+     "mesh connects QPs without it and runs on InfiniBand and RoCE only",
+     nullptr},
     {"iters-duration", "iters, duration", "--iters with --duration",
      "--iters and --duration exclude each other: give one", nullptr},
     {"server-cm", "server --cm, client without --cm", "a client without --cm at a server started with --cm",

@@ -63,7 +63,7 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
   const bool by_cm = cm && !req.reuse;
   if (by_cm) {
     res->cm = std::make_unique<CmLinks>();
-    mine[0].cm_port = res->cm->listen();
+    mine[0].cm_port = res->cm->listen(fabric.dev);
   }
   ch.send(MsgType::SetupOk, control::to_json(mine));
   if (req.reuse) return;  // connected, and ready: SETUP_OK said so

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/cm_connect.hpp"
+#include "core/inventory.hpp"
 #include "core/point_checks.hpp"
 #include "core/session_parts.hpp"
 
@@ -57,6 +58,7 @@ control::Hello LocalFabric::hello() const {
   h.gid = gid_to_string(gid.gid);
   h.gid_index = gid.index;
   h.gid_type = gid.type;
+  h.capabilities = capabilities_json(capabilities(dev));
   return h;
 }
 

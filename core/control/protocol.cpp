@@ -112,7 +112,7 @@ json to_json(const Hello& h) {
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
           {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
           {"cpus", h.cpus},         {"beside", h.beside},             {"cm", h.cm},
-          {"timeout_ms", h.timeout_ms}};
+          {"timeout_ms", h.timeout_ms}, {"capabilities", h.capabilities}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -136,6 +136,12 @@ Hello hello_from_json(const json& j) {
   if (j.contains("beside")) h.beside = field<bool>(j, "beside");
   if (j.contains("cm")) h.cm = field<bool>(j, "cm");
   if (j.contains("timeout_ms")) h.timeout_ms = field<uint32_t>(j, "timeout_ms");
+  if (j.contains("capabilities")) {
+    h.capabilities = j["capabilities"];
+    if (!h.capabilities.is_object() && !h.capabilities.is_null())
+      throw ProtocolError("control message field 'capabilities' is not an object");
+    if (h.capabilities.dump().size() > 1024) throw ProtocolError("control message field 'capabilities' is too long");
+  }
   if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
   return h;
 }

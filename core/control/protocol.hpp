@@ -80,6 +80,9 @@ struct Hello {
   // The sender's --timeout: how long the other side waits through its silence
   // (silence_bound); 0 from a peer that did not say.
   uint32_t timeout_ms = 0;
+  // What the sender's device is and can do (capabilities_json): recorded in the
+  // results' context; null from a peer that did not say.
+  nlohmann::json capabilities;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

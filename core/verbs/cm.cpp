@@ -97,12 +97,19 @@ void CmId::resolve(CmChannel& ch, const std::string& host, uint16_t port, std::c
     throw Error(unreachable + ": " + cm_event_name(e.type) + (e.status ? std::string(", ") + std::strerror(-e.status) : ""));
 }
 
-void CmId::listen_any() {
-  // The IPv6 wildcard takes IPv4 requests too (the id is not IPv6-only by default).
-  sockaddr_in6 any{};
-  any.sin6_family = AF_INET6;
-  any.sin6_addr = in6addr_any;
-  check_errno(rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&any)), "rdma_bind_addr([::], any port)");
+void CmId::listen_any(bool ipv4_only) {
+  if (ipv4_only) {
+    sockaddr_in any4{};
+    any4.sin_family = AF_INET;
+    any4.sin_addr.s_addr = htonl(INADDR_ANY);
+    check_errno(rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&any4)), "rdma_bind_addr(0.0.0.0, any port)");
+  } else {
+    // The IPv6 wildcard takes IPv4 requests too (the id is not IPv6-only by default).
+    sockaddr_in6 any{};
+    any.sin6_family = AF_INET6;
+    any.sin6_addr = in6addr_any;
+    check_errno(rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr*>(&any)), "rdma_bind_addr([::], any port)");
+  }
   check_errno(rdma_listen(id_.get(), 64), "rdma_listen");
 }
 

@@ -58,8 +58,10 @@ class CmId {
   // rdma_resolve_addr then rdma_resolve_route to `host` (a name or address) port
   // `port`, each within `timeout`; one line naming the address on failure.
   void resolve(CmChannel& ch, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
-  // Listens on every address, IPv4 and IPv6, on a port the kernel picks (port()).
-  void listen_any();
+  // Listens on every address, on a port the kernel picks (port()): IPv4 and IPv6, or
+  // with `ipv4_only` IPv4 alone (iWARP: a request to the IPv6 wildcard carries a
+  // v4-mapped address, which RDMA-CM finds on no device and rejects).
+  void listen_any(bool ipv4_only = false);
   uint16_t port() const;
 
   // The device and port its route goes through (after resolve, or on a request's id).

@@ -27,6 +27,9 @@ class Device {
   const ibv_device_attr& attr() const { return attr_; }
   const ibv_port_attr& port_attr() const { return port_attr_; }
   bool is_ethernet() const { return port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET; }
+  // iWARP (RDMA over TCP: Soft-iWARP siw, Chelsio, Intel): its QPs connect only
+  // through RDMA-CM, and it has no UD, no atomics and no immediate data.
+  bool is_iwarp() const { return ctx_.get()->device->transport_type == IBV_TRANSPORT_IWARP; }
   std::string firmware() const { return attr_.fw_ver; }
   // Largest max_inline_data an RC QP can be created with. Devices do not report it,
   // so it is probed once (creating a few QPs) and cached.

@@ -4,7 +4,10 @@
 #include <net/if.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "core/verbs/errors.hpp"
 
@@ -53,16 +56,32 @@ static std::vector<ibv_gid_entry> valid_entries(const verbs::Device& dev) {
   return out;
 }
 
+// The interface whose MAC address is `mac` (six bytes), or "": an iWARP device's GID
+// is its interface's MAC, and its GID entries name no interface.
+static std::string netdev_with_mac(const uint8_t* mac) {
+  char want[18];
+  std::snprintf(want, sizeof want, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/class/net", ec)) {
+    std::ifstream f(e.path() / "address");
+    std::string addr;
+    if (f >> addr && addr == want) return e.path().filename().string();
+  }
+  return "";
+}
+
 std::vector<GidEntry> gid_table(const verbs::Device& dev) {
   std::vector<GidEntry> out;
   for (const ibv_gid_entry& e : valid_entries(dev)) {
     GidEntry g;
     g.index = static_cast<int>(e.gid_index);
     g.gid = e.gid;
-    g.type = gid_type_name(e.gid_type);
+    g.type = dev.is_iwarp() ? "iWARP" : gid_type_name(e.gid_type);
     if (e.ndev_ifindex != 0) {
       char name[IF_NAMESIZE] = {};
       if (if_indextoname(e.ndev_ifindex, name)) g.netdev = name;
+    } else if (dev.is_iwarp()) {
+      g.netdev = netdev_with_mac(e.gid.raw);
     }
     g.ipv4_mapped = is_ipv4_mapped(e.gid);
     out.push_back(g);

@@ -14,7 +14,7 @@ namespace rdmasweep {
 struct GidEntry {
   int index = 0;
   ibv_gid gid{};
-  std::string type;    // "IB", "RoCE v1", "RoCE v2"
+  std::string type;    // "IB", "RoCE v1", "RoCE v2", "iWARP" (the interface's MAC)
   std::string netdev;  // empty for IB
   bool ipv4_mapped = false;
 };
