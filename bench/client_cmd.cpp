@@ -144,10 +144,8 @@ std::optional<CmRoute> cm_for_iwarp(cli::ClientOptions& o, const LocalFabric& fa
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);  // what iWARP cannot do, said as such
   if (o.fabric.gid_index != -1) throw cli::UsageError(fabric.dev.name() + " is iWARP, " + refusal_text("cm-gid"));
   o.cm = true;
-  o.cm_address = o.host;
+  o.cm_address = iwarp_cm_address(o.host, fabric.dev.name(), fabric.gid.netdev);
   points = expand(o.spec, {o.cm});
-  std::fprintf(stderr, "rdmasweep: %s is an iWARP device: its QPs connect through RDMA-CM (as with --cm)\n",
-               fabric.dev.name().c_str());
   return cm_route(o);
 }
 
@@ -240,8 +238,9 @@ int client_main(int argc, char** argv) {
   }
   announce(fabric, session.server(), points, placement);
   if (route)
-    std::fprintf(stderr, "rdmasweep: QPs connect with RDMA-CM to %s through %s port %u, source GID %s (from routing)\n",
-                 route->address.c_str(), route->device.c_str(), route->port, route->gid.c_str());
+    std::fprintf(stderr, "rdmasweep: QPs connect with RDMA-CM to %s through %s port %u, source GID %s (from routing)%s\n",
+                 route->address.c_str(), route->device.c_str(), route->port, route->gid.c_str(),
+                 fabric.dev.is_iwarp() ? "; an iWARP device's always do, as with --cm" : "");
 
   PointStore store;
   std::string abort_reason;

@@ -83,12 +83,11 @@ int devices_main(int argc, char** argv) {
   }
   size_t i = 0;
   for (const auto& d : all) {
-    std::printf("%s  %s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s  max_inline %s\n",
-                d["name"].get<std::string>().c_str(), d["transport"].get<std::string>().c_str(),
-                d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(), d["max_qp_wr"].dump().c_str(),
-                d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(), d["max_srq_wr"].dump().c_str(),
-                d["max_inline"].dump().c_str());
-    std::printf("  can: %s\n", capabilities_text(summaries[i++].caps).c_str());
+    std::printf("%s  firmware %s  max_qp %s  max_qp_wr %s  max_cq %s  max_cqe %s  max_srq_wr %s  max_inline %s\n",
+                d["name"].get<std::string>().c_str(), d["firmware"].get<std::string>().c_str(), d["max_qp"].dump().c_str(),
+                d["max_qp_wr"].dump().c_str(), d["max_cq"].dump().c_str(), d["max_cqe"].dump().c_str(),
+                d["max_srq_wr"].dump().c_str(), d["max_inline"].dump().c_str());
+    std::printf("  %s: %s\n", d["transport"].get<std::string>().c_str(), capabilities_text(summaries[i++].caps).c_str());
     for (const auto& p : d["ports"]) {
       std::printf("  port %s: %s (%s), %s, MTU %s, %s Gb/s (width code %s, speed code %s), max message %s bytes\n",
                   p["port"].dump().c_str(), p["state"].get<std::string>().c_str(),

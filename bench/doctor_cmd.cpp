@@ -1,9 +1,6 @@
 // `rdmasweep doctor [HOST]`: checks what breaks RDMA runs before the first number
 // (no device, port down, no RoCE v2 GID, locked-memory limit, device limits, the
 // server's reachability and version) and says how to fix each.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -82,21 +79,6 @@ bool check_devices(Checklist& c) {
   return true;
 }
 
-// The IPv4 address of interface `netdev`, or "".
-std::string ipv4_of(const std::string& netdev) {
-  ifaddrs* all = nullptr;
-  if (getifaddrs(&all) != 0) return "";
-  std::string out;
-  for (ifaddrs* a = all; a != nullptr && out.empty(); a = a->ifa_next)
-    if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET && netdev == a->ifa_name) {
-      char text[INET_ADDRSTRLEN];
-      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
-      out = text;
-    }
-  freeifaddrs(all);
-  return out;
-}
-
 // iWARP has no RoCE GID to check: RDMA-CM connects its QPs by the interface's address.
 void check_iwarp_address(const std::string& dev, const std::string& netdev, Checklist& c) {
   if (netdev.empty()) {
@@ -104,7 +86,7 @@ void check_iwarp_address(const std::string& dev, const std::string& netdev, Chec
            "check `rdma link` for the interface it is on (rdma link add " + dev + " type siw netdev ETH for Soft-iWARP)");
     return;
   }
-  const std::string addr = ipv4_of(netdev);
+  const std::string addr = interface_ipv4(netdev);
   if (addr.empty())
     c.fail(dev + " is iWARP on " + netdev + ", which has no IPv4 address: RDMA-CM connects its QPs by address",
            "ip addr add ADDR/PREFIX dev " + netdev);
@@ -182,7 +164,9 @@ void check_server(const cli::DoctorOptions& o, const std::vector<TestConfig>& po
     control::Channel ch = control::Channel::connect(o.host, o.port, std::chrono::seconds(o.timeout_s));
     c.ok("control port " + o.host + ":" + std::to_string(o.port) + " is reachable");
     if (!fabric) return;
-    ch.send(control::MsgType::Hello, control::to_json(fabric->hello()));
+    control::Hello me = fabric->hello();
+    me.cm = fabric->dev.is_iwarp();  // as the client would: an iWARP server serves no other
+    ch.send(control::MsgType::Hello, control::to_json(me));
     control::Hello peer = control::hello_from_json(ch.expect(control::MsgType::Hello, std::chrono::seconds(o.timeout_s)));
     ch.send(control::MsgType::Bye);
     if (peer.tool_version != RDMASWEEP_VERSION)

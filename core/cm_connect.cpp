@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/inventory.hpp"
 #include "core/lanes.hpp"
 #include "core/verbs/gid.hpp"
 
@@ -153,6 +154,16 @@ CmRoute resolve_cm_route(const std::string& host, std::chrono::milliseconds time
   r.port = id.port_num();
   r.gid = gid_to_string(id.source_gid());
   return r;
+}
+
+std::string iwarp_cm_address(const std::string& host, const std::string& device, const std::string& netdev) {
+  const bool loopback = host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (!loopback) return host;
+  std::string addr = interface_ipv4(netdev);
+  if (addr.empty())
+    throw ConfigError(device + " is iWARP and its interface '" + netdev +
+                      "' has no IPv4 address for RDMA-CM: ip addr add ADDR/PREFIX dev " + netdev);
+  return addr;
 }
 
 void check_cm_device(const CmRoute& route, const std::string& device, uint8_t port) {

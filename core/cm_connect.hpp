@@ -55,6 +55,11 @@ class CmLinks {
 // Client, before anything is opened: resolves `host`'s address and route within
 // `timeout` (the device and port to use). Throws one line naming the address.
 CmRoute resolve_cm_route(const std::string& host, std::chrono::milliseconds timeout);
+// Where an iWARP device's QPs connect to a server reached at `host` (the control
+// channel's host): `host` itself, but for a server on this host reached over loopback
+// the address of the device's own interface (`netdev`), which loopback is not.
+// ConfigError when that interface has no IPv4 address.
+std::string iwarp_cm_address(const std::string& host, const std::string& device, const std::string& netdev);
 // Throws one line unless `route` goes through `device`'s port `port` (--device, --ib-port).
 void check_cm_device(const CmRoute& route, const std::string& device, uint8_t port);
 

@@ -55,6 +55,10 @@ static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
                       "WRITE pong needs it): drop --events, or use --op send");
   if (c.knobs.srq && !caps.srq)
     throw ConfigError("--srq: " + who + " has no shared receive queues (max_srq 0): drop --srq");
+  const TestConfig plain;
+  if (dev.is_iwarp() && (c.knobs.qp_timeout != plain.knobs.qp_timeout || c.knobs.retry_count != plain.knobs.retry_count))
+    throw ConfigError("--qp-timeout/--retry-count: " + who + " retransmits through TCP: its QPs have no ACK timeout or "
+                      "retry count to set; drop them");
 }
 
 void check_device_limits(const TestConfig& c, const verbs::Device& dev) {

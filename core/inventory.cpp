@@ -1,5 +1,9 @@
 #include "core/inventory.hpp"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +69,20 @@ std::string capabilities_text(const Capabilities& k) {
   return std::string("atomics ") + yes(k.atomics) + ", UD " + yes(k.ud) + ", SRQ " + yes(k.srq) + ", multicast " +
          yes(k.multicast) + ", immediate data " + yes(k.immediate) + ", max inline " + std::to_string(k.max_inline) +
          " B, reads in flight " + std::to_string(k.max_rd_atom) + ", max message " + std::to_string(k.max_msg) + " B";
+}
+
+std::string interface_ipv4(const std::string& netdev) {
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) return "";
+  std::string out;
+  for (ifaddrs* a = all; a != nullptr && out.empty(); a = a->ifa_next)
+    if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET && netdev == a->ifa_name) {
+      char text[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+      out = text;
+    }
+  freeifaddrs(all);
+  return out;
 }
 
 std::vector<std::string> device_names() { return verbs::list_devices(); }

@@ -63,6 +63,9 @@ struct DeviceSummary {
   std::vector<PortInfo> ports;
 };
 
+// The first IPv4 address of network interface `netdev` ("" when it has none).
+std::string interface_ipv4(const std::string& netdev);
+
 // Names of all RDMA devices on this host (empty when there are none).
 std::vector<std::string> device_names();
 // The opened port's state and link, without its GID table.

@@ -136,6 +136,9 @@ control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& 
 
 ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, SessionOptions opt)
     : fabric_(fabric), ch_(std::move(channel)), opt_(opt) {
+  // iWARP QPs connect only through RDMA-CM: to the server's own address.
+  if (fabric_.dev.is_iwarp() && opt_.cm_address.empty())
+    opt_.cm_address = iwarp_cm_address(ch_.peer_address(), fabric_.dev.name(), fabric_.gid.netdev);
   control::Hello me = hello_with_cpus(fabric_, opt_);
   me.beside = opt_.beside;
   me.cm = !opt_.cm_address.empty();

@@ -28,6 +28,7 @@
 #include "core/clock.hpp"
 #include "core/config.hpp"
 #include "core/connection.hpp"
+#include "core/refusals.hpp"
 #include "core/results.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"
@@ -144,12 +145,13 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
   json me;
   try {
     fabric = std::make_unique<LocalFabric>(LocalFabric::open(sw.o.fabric));
+    if (fabric->dev.is_iwarp()) throw ConfigError(fabric->dev.name() + ": " + refusal_text("iwarp-cm"));
     control::Hello h = fabric->hello();
     me = {{"rank", w.rank},         {"host", h.host},           {"device", h.device},
           {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
           {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
           {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
-          {"max_cqe", fabric->dev.attr().max_cqe}};
+          {"max_cqe", fabric->dev.attr().max_cqe}, {"capabilities", h.capabilities}};
     ticks::add_context(me);  // each rank calibrated its own TSC
   } catch (const std::exception& e) {
     err = e.what();

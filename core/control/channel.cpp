@@ -63,6 +63,19 @@ struct Channel::Link {
   }
 };
 
+std::string Channel::peer_address() const {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  if (sa.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&sa)->sin_addr, text, sizeof text);
+  else if (sa.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&sa)->sin6_addr, text, sizeof text);
+  std::string s = text;
+  return s.rfind("::ffff:", 0) == 0 && s.find('.') != std::string::npos ? s.substr(7) : s;
+}
+
 Channel::Channel(int fd, std::string peer)
     : link_(std::make_unique<Link>()), fd_(fd), peer_(std::move(peer)), heard_(Clock::now()) {
   link_->fd = fd_;

@@ -67,6 +67,9 @@ class Channel {
   void bound_silence(std::chrono::milliseconds limit);
 
   const std::string& peer() const { return peer_; }
+  // The peer's numeric address ("192.0.2.1", "fe80::1"; an IPv4-mapped one as IPv4),
+  // or "" when the socket has none.
+  std::string peer_address() const;
   // Blocking waits end with ChannelError("interrupted") once *flag is set (SIGINT/SIGTERM).
   static void set_interrupt_flag(const std::atomic<bool>* flag);
 

@@ -38,6 +38,11 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
     EXPECT_EQ(d["max_cqe"], dev.attr().max_cqe);
     EXPECT_EQ(d["max_srq_wr"], dev.attr().max_srq_wr);
     EXPECT_EQ(d["max_inline"], dev.max_inline());
+    // What it is and can do, from the device: its transport type and attributes.
+    EXPECT_EQ(d["transport"], dev.is_iwarp() ? "iWARP" : dev.is_ethernet() ? "RoCE" : "InfiniBand");
+    EXPECT_EQ(d["capabilities"]["atomics"], dev.attr().atomic_cap != IBV_ATOMIC_NONE);
+    EXPECT_EQ(d["capabilities"]["ud"], !dev.is_iwarp());
+    EXPECT_EQ(d["capabilities"]["max_inline"], dev.max_inline());
     ASSERT_EQ(d["ports"].size(), dev.attr().phys_port_cnt);
     const json& p = d["ports"][0];
     EXPECT_EQ(p["state"], verbs::port_state_name(dev.port_attr().state));
@@ -51,7 +56,8 @@ TEST(Devices, JsonAndTableMatchTheDevice) {
       const json& g = p["gids"][i];
       EXPECT_EQ(g["index"], table[i].index);
       EXPECT_EQ(g["gid"], gid_to_string(table[i].gid));
-      EXPECT_TRUE(g["type"] == "IB" || g["type"] == "RoCE v1" || g["type"] == "RoCE v2") << g;
+      EXPECT_TRUE(dev.is_iwarp() ? g["type"] == "iWARP" : g["type"] == "IB" || g["type"] == "RoCE v1" || g["type"] == "RoCE v2")
+          << g;
       if (g["default"].get<bool>()) marked = g["index"], ++count;
     }
     if (!table.empty()) {

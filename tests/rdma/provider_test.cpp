@@ -1,0 +1,111 @@
+// Whatever the provider (Soft-RoCE, Soft-iWARP, hardware): what the device is and can
+// do is read from it and recorded, what it can do runs with exact counts, and what it
+// cannot is refused in one line, exit 2, before any QP. tools/test runs these on rxe
+// (the RDMA stage) and on siw (the Soft-iWARP stage).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/inventory.hpp"
+#include "core/verbs/device.hpp"
+#include "tests/support/server_suite.hpp"
+
+namespace rdmasweep::test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class Provider : public ServerSuite {
+ protected:
+  void SetUp() override {
+    ServerSuite::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    dev_ = verbs::Device::open("", 1);
+    caps_ = capabilities(dev_);
+  }
+  verbs::Device dev_;
+  Capabilities caps_;
+};
+
+// The quick sweep's SEND, WRITE and READ points, bandwidth and latency, 1 and 4 QPs:
+// every point passes with exact counts, and the context records both sides' transport
+// and capabilities as the device reports them.
+TEST_F(Provider, QuickSweepExactCountsAndTheContextNamesTheTransport) {
+  const std::string out = dir_ + "/quick.json";
+  Outcome o = client({"--config", std::string(RDMASWEEP_SOURCE_DIR) + "/configs/quick.json", "-n", "50", "--warmup",
+                      "5", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(out);
+  ASSERT_TRUE(r.is_object());
+  ASSERT_EQ(r["benchmarks"].size(), 24u);
+  for (const json& b : r["benchmarks"]) {
+    SCOPED_TRACE(b["name"].get<std::string>());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    std::smatch m;
+    std::string name = b["name"];
+    ASSERT_TRUE(std::regex_search(name, m, std::regex("qps:([0-9]+)/size:([0-9]+)")));
+    EXPECT_EQ(b["messages"].get<double>(), std::stod(m[1]) * 50);
+    EXPECT_EQ(b["bytes"].get<double>(), std::stod(m[1]) * 50 * std::stod(m[2]));
+  }
+  const json& c = r["context"];
+  EXPECT_EQ(c["transport"], caps_.transport);
+  EXPECT_EQ(c["client"]["capabilities"], capabilities_json(caps_));
+  EXPECT_EQ(c["server"]["capabilities"], capabilities_json(caps_));  // the same device serves
+  if (dev_.is_iwarp()) {
+    EXPECT_EQ(c["connection"]["method"], "rdma_cm") << c["connection"];  // by itself, no --cm given
+    EXPECT_NE(o.err.find("an iWARP device's always do"), std::string::npos) << o.err;
+  }
+}
+
+// Each thing the device cannot do: exit 2 and one line naming the device, and the
+// server never set anything up (it logs no point).
+TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
+  struct Case {
+    bool can;
+    const char* what;
+    std::vector<std::string> args;
+  };
+  const std::vector<Case> cases = {
+      {caps_.atomics, "atomics", {"--op", "faa"}},
+      {caps_.atomics, "atomics", {"--op", "cas"}},
+      {caps_.ud, "UD", {"--op", "send", "--transport", "ud", "-s", "64"}},
+      {caps_.immediate, "WRITE WITH IMMEDIATE", {"--op", "write", "--mode", "lat", "--events", "1", "-s", "64"}},
+      {caps_.srq, "SRQ", {"--op", "send", "--srq", "1"}},
+      // iWARP retransmits through TCP: no ACK timeout or retry count of its own
+      {!dev_.is_iwarp(), "transport retries", {"--op", "write", "--qp-timeout", "18"}},
+  };
+  int refused = 0;
+  for (const Case& k : cases) {
+    if (k.can) continue;
+    SCOPED_TRACE(k.what);
+    ++refused;
+    std::vector<std::string> args = k.args;
+    args.insert(args.end(), {"-n", "10", "--out", dir_ + "/refused.json"});
+    Outcome o = client(args, 60s);
+    EXPECT_EQ(o.code, 2) << both(o);
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "expected one line: " << o.err;
+    EXPECT_NE(o.err.find(dev_.name() + " (" + caps_.transport + ")"), std::string::npos) << o.err;
+    EXPECT_EQ(o.out.find("ERROR"), std::string::npos) << "a point ran: " << o.out;
+  }
+  if (refused == 0)
+    GTEST_SKIP() << dev_.name() << " has atomics, UD, immediate data, SRQ and transport retries: nothing to refuse";
+}
+
+// doctor on a healthy host of this provider: every check passes, and it names the
+// transport and capabilities it read.
+TEST_F(Provider, DoctorPassesAndNamesTheTransport) {
+  Outcome o = run({RDMASWEEP_BIN, "doctor", "127.0.0.1", "--port", port_}, 120s);
+  EXPECT_EQ(o.code, 0) << both(o);
+  EXPECT_NE(o.out.find(dev_.name() + " is " + caps_.transport + ": atomics "), std::string::npos) << o.out;
+  if (dev_.is_iwarp()) {
+    EXPECT_TRUE(std::regex_search(o.out, std::regex("is iWARP on [a-z0-9]+ \\([0-9.]+\\): its QPs connect through RDMA-CM")))
+        << o.out;
+  }
+}
+
+}  // namespace rdmasweep::test
