@@ -89,3 +89,11 @@ class ConfigFirst(TempDirCase):
         self.assertIn("lat_p99_us", lat_metrics)
         self.assertNotIn("bytes_per_second", lat_metrics)
         self.assertIn("bytes_per_second", bw_metrics)
+
+
+class FabricLabel(TempDirCase):
+    def test_the_label_names_the_transport_where_the_file_records_it(self):
+        doc = load("demo.json")
+        self.assertEqual(rr.load(save(doc, self.path("old.json")), with_hist=False).fabric(), "rxe0 (Ethernet)")
+        doc["context"].update(device="siw0", transport="iWARP")
+        self.assertEqual(rr.load(save(doc, self.path("new.json")), with_hist=False).fabric(), "siw0 (iWARP)")

@@ -303,12 +303,13 @@ class ResultFile:
         return RDMASWEEP_METRICS if self.is_rdmasweep else GBENCH_METRICS
 
     def fabric(self):
-        """A short label for the fabric, e.g. "rxe0 (Ethernet)"."""
+        """A short label for the fabric, e.g. "rxe0 (RoCE)", "siw0 (iWARP)": the device and
+        its transport (the link layer in files from before transports were recorded)."""
         dev = self.context.get("device")
         if not dev:
             return os.path.basename(self.path)
-        ll = self.context.get("link_layer")
-        return f"{dev} ({ll})" if ll else str(dev)
+        kind = self.context.get("transport") or self.context.get("link_layer")
+        return f"{dev} ({kind})" if kind else str(dev)
 
     def per_qp_messages(self, name):
         """Messages completed per QP of point NAME from the .hist.json: (counts, how),
