@@ -1,7 +1,7 @@
 """Checks an rdmasweep results file from the two-host tests (stdlib only).
 
 check.py FILE [--iters N] [--complete] [--client HOST,ADDR] [--server HOST,ADDR]
-              [--kept N] [--summary LABEL] [--console LOG]
+              [--kept N] [--transport T] [--summary LABEL] [--console LOG]
 Exit 1 with one line per problem, 0 when every check holds.
 """
 import argparse
@@ -16,6 +16,8 @@ ap.add_argument("--complete", action="store_true", help="no failed point, file n
 ap.add_argument("--client", help="HOST,ADDR: the client side the context must name")
 ap.add_argument("--server", help="HOST,ADDR: the server side the context must name")
 ap.add_argument("--kept", type=int, help="at least this many measured points kept")
+ap.add_argument("--transport", help="the context's transport (RoCE, iWARP); on iWARP the QPs connect by RDMA-CM "
+                "and a side's GID is its interface's MAC, not an IPv4 RoCE v2 GID")
 ap.add_argument("--counters", action="store_true",
                 help="every measured point carries both sides' port counter deltas, packets sent on each")
 ap.add_argument("--retransmits", action="store_true", help="the completed points' counters show retransmits")
@@ -52,8 +54,19 @@ for side, want in (("client", a.client), ("server", a.server)):
     got = ctx.get(side, {})
     if got.get("host") != host or not got.get("device"):
         problems.append(f"context {side}: host {got.get('host')!r} device {got.get('device')!r}, expected host {host!r}")
+    if a.transport == "iWARP":
+        continue  # no RoCE GID; the connection's address is checked below
     if got.get("gid") != "::ffff:" + addr:
         problems.append(f"context {side}: GID {got.get('gid')!r}, expected its own IPv4 RoCE v2 GID ::ffff:{addr}")
+if a.transport:
+    if ctx.get("transport") != a.transport:
+        problems.append(f"context transport {ctx.get('transport')!r}, expected {a.transport!r}")
+    for side in ("client", "server"):
+        if ctx.get(side, {}).get("capabilities", {}).get("transport") != a.transport:
+            problems.append(f"context {side}: capabilities {ctx.get(side, {}).get('capabilities')!r}")
+    conn = ctx.get("connection", {})
+    if a.transport == "iWARP" and (conn.get("method") != "rdma_cm" or (a.server and conn.get("address") != a.server.split(",")[1])):
+        problems.append(f"an iWARP run not connected by RDMA-CM to the server's address: {conn}")
 if a.counters:
     for b in ok:
         norm = b.get("counters", {}).get("normalized", {})
