@@ -9,7 +9,7 @@ class CompletionQueue {
  public:
   CompletionQueue() = default;
   CompletionQueue(const Device& dev, int depth, ibv_comp_channel* channel = nullptr)
-      : cq_(check_ptr(ibv_create_cq(dev.get(), depth, nullptr, channel, 0),
+      : cq_(check_ptr(create_clearing_errno([&] { return ibv_create_cq(dev.get(), depth, nullptr, channel, 0); }),
                       "ibv_create_cq(depth " + std::to_string(depth) + ", device max_cqe " +
                           std::to_string(dev.attr().max_cqe) + ")"),
             "ibv_destroy_cq"),

@@ -66,6 +66,7 @@ Device Device::open(const std::string& name, uint8_t port) {
   d.ctx_ = Handle<ibv_context, ibv_close_device>(check_ptr(ibv_open_device(chosen), "ibv_open_device(" + d.name_ + ")"),
                                                  "ibv_close_device");
   check_rc(ibv_query_device(d.get(), &d.attr_), "ibv_query_device(" + d.name_ + ")");
+  d.reserve_siw_invalid_key();
   if (port < 1 || port > d.attr_.phys_port_cnt)
     throw Error("device " + d.name_ + " has no port " + std::to_string(port) + " (it has " +
                 std::to_string(d.attr_.phys_port_cnt) + ")");
@@ -73,6 +74,21 @@ Device Device::open(const std::string& name, uint8_t port) {
   check_rc(ibv_query_port(d.get(), port, &d.port_attr_),
            "ibv_query_port(" + d.name_ + ", port " + std::to_string(port) + ")");
   return d;
+}
+
+// Soft-iWARP's provider (rdma-core's libsiw) checks each queue's mmap offset against
+// SIW_INVAL_UOBJ_KEY (0x90000), but the kernel hands out real offsets from 0 upwards,
+// page after page, in each context: the queue that lands at 0x90000 (the 145th page;
+// e.g. the 20th QP after a 8192-entry CQ) fails its create with errno untouched, every
+// time. One CQ made first, over the first 257 pages, keeps every later queue past it.
+void Device::reserve_siw_invalid_key() {
+  constexpr uint32_t kSiwVendorId = 0x626d74;  // "bmt", Soft-iWARP's (drivers/infiniband/sw/siw)
+  constexpr int kSpacerCqes = 16384;           // 64-byte CQEs: 1 MiB, past offset 0x90000
+  if (!is_iwarp() || attr_.vendor_id != kSiwVendorId) return;
+  siw_spacer_ = Handle<ibv_cq, ibv_destroy_cq>(
+      check_ptr(ibv_create_cq(get(), kSpacerCqes, nullptr, nullptr, 0),
+                "ibv_create_cq(" + name_ + ", " + std::to_string(kSpacerCqes) + " entries, Soft-iWARP's spacer)"),
+      "ibv_destroy_cq");
 }
 
 uint32_t Device::max_inline() const {

@@ -17,6 +17,10 @@ int kernel_index(const std::string& name);
 
 class Device {
  public:
+  Device() = default;
+  Device(Device&&) = default;
+  Device& operator=(Device&&) = default;  // the spacer goes first (declared first), then the context
+  ~Device() { siw_spacer_.reset(); }      // a CQ must go before its context
   // Opens `name` (or the first device when empty) and queries `port`.
   // Throws Error with the list of devices that do exist when `name` is unknown.
   static Device open(const std::string& name, uint8_t port);
@@ -36,6 +40,11 @@ class Device {
   uint32_t max_inline() const;
 
  private:
+  void reserve_siw_invalid_key();
+
+  // Soft-iWARP only: a CQ over the context's first mmap pages, so that no later queue is
+  // mapped at offset 0x90000, the value libsiw takes for "invalid key" (see device.cpp).
+  Handle<ibv_cq, ibv_destroy_cq> siw_spacer_;
   Handle<ibv_context, ibv_close_device> ctx_;
   std::string name_;
   uint8_t port_ = 1;

@@ -6,6 +6,7 @@
 namespace rdmasweep::verbs {
 
 std::string describe_errno(int err) {
+  if (err == 0) return "the provider gave no reason (errno 0)";
   std::string s = std::strerror(err);
   if (err == ENOMEM)
     s += " (if this was memory registration, the locked-memory limit is probably too low: "

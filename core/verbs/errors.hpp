@@ -6,6 +6,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,15 @@ class Error : public std::runtime_error {
 
 // Text for an errno value, with a hint for the errors users hit most often.
 std::string describe_errno(int err);
+
+// Calls a create (QP, CQ, SRQ) with errno cleared: a provider can fail one without
+// setting errno (Soft-iWARP's did, see Device), and a stale errno from an earlier
+// call would then name the wrong cause.
+template <typename Create>
+auto create_clearing_errno(Create create) -> decltype(create()) {
+  errno = 0;
+  return create();
+}
 
 // Convention 1: the call returned NULL and set errno.
 template <typename T>

@@ -18,7 +18,7 @@ QueuePair::QueuePair(const ProtectionDomain& pd, const CompletionQueue& cq, cons
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = caps.max_inline;
   init.srq = caps.srq;
-  ibv_qp* qp = ibv_create_qp(pd.get(), &init);
+  ibv_qp* qp = create_clearing_errno([&] { return ibv_create_qp(pd.get(), &init); });
   const std::string what = std::string("ibv_create_qp(") + (caps.ud ? "UD" : "RC");
   if (qp == nullptr && errno == EINVAL && caps.max_inline > 0) {
     int err = errno;

@@ -17,7 +17,7 @@ class SharedReceiveQueue {
     a.attr.max_wr = max_wr;
     a.attr.max_sge = 1;
     srq_ = Handle<ibv_srq, ibv_destroy_srq>(
-        check_ptr(ibv_create_srq(pd.get(), &a), "ibv_create_srq(max_wr " + std::to_string(max_wr) + ")"),
+        check_ptr(create_clearing_errno([&] { return ibv_create_srq(pd.get(), &a); }), "ibv_create_srq(max_wr " + std::to_string(max_wr) + ")"),
         "ibv_destroy_srq");
   }
   ibv_srq* get() const { return srq_.get(); }
