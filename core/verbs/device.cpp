@@ -83,7 +83,7 @@ Device Device::open(const std::string& name, uint8_t port) {
 // time. One CQ made first, over the first 257 pages, keeps every later queue past it.
 void Device::reserve_siw_invalid_key() {
   constexpr uint32_t kSiwVendorId = 0x626d74;  // "bmt", Soft-iWARP's (drivers/infiniband/sw/siw)
-  constexpr int kSpacerCqes = 16384;           // 64-byte CQEs: 1 MiB, past offset 0x90000
+  constexpr int kSpacerCqes = 32768;           // 32-byte CQEs: 1 MiB, past offset 0x90000
   if (!is_iwarp() || attr_.vendor_id != kSiwVendorId) return;
   siw_spacer_ = Handle<ibv_cq, ibv_destroy_cq>(
       check_ptr(ibv_create_cq(get(), kSpacerCqes, nullptr, nullptr, 0),

@@ -13,6 +13,7 @@
 
 #include "core/inventory.hpp"
 #include "core/verbs/device.hpp"
+#include "core/verbs/queue_pair.hpp"
 #include "tests/support/server_suite.hpp"
 
 namespace rdmasweep::test {
@@ -105,6 +106,21 @@ TEST_F(Provider, DoctorPassesAndNamesTheTransport) {
   if (dev_.is_iwarp()) {
     EXPECT_TRUE(std::regex_search(o.out, std::regex("is iWARP on [a-z0-9]+ \\([0-9.]+\\): its QPs connect through RDMA-CM")))
         << o.out;
+  }
+}
+
+// One context holds many queues: 100 QPs with one-page send and receive queues map a
+// queue at every page up to about 200, including 0x90000 (the 145th), where Soft-iWARP's
+// provider took a real queue for an invalid one and failed its create with no errno.
+TEST_F(Provider, OneContextMapsAQueueAtEveryPage) {
+  verbs::ProtectionDomain pd(dev_);
+  verbs::CompletionQueue cq(dev_, 8256);
+  verbs::QpCaps caps;
+  caps.max_send_wr = caps.max_recv_wr = 1;
+  std::vector<verbs::QueuePair> qps;
+  for (int i = 0; i < 100; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_NO_THROW(qps.emplace_back(pd, cq, caps));
   }
 }
 
