@@ -5,6 +5,7 @@
 // on the calling thread as it always did.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -42,6 +43,12 @@ class PointResources {
   std::vector<control::Endpoint> local_endpoints() const;
   void connect(const std::vector<control::Endpoint>& peer);
   void set_remote(const std::vector<control::Endpoint>& peer);
+  // iWARP WRITE tests (a no-op otherwise): returns once every WRITE posted has landed at
+  // the peer. iWARP completes a WRITE when TCP has taken its data, not when the peer has
+  // placed it, so the peer, told DONE over the control channel, could close its window
+  // (its rkey) under WRITEs still on the way: they would fail and end the connection.
+  // A zero-length READ behind them on each QP returns only after they landed.
+  void fence_writes(std::chrono::milliseconds timeout);
 
  private:
   // Declared so the lanes' QPs go first, the shared CQ last.

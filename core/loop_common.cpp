@@ -132,7 +132,7 @@ void Receives::unknown_qp(const ibv_wc& wc) const {
 }
 
 void fail_completion(const ibv_wc& wc, const char* posted) {
-  throw verbs::Error(verbs::completion_error(wc, WrId::qp(wc.wr_id), posted));
+  throw verbs::CompletionError(verbs::completion_error(wc, WrId::qp(wc.wr_id), posted), wc.status);
 }
 
 const char* posted_name(Op op) {

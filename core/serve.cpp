@@ -119,7 +119,9 @@ static PointResult lead_point(PointResources& res, control::Channel& ch, const S
   ctl.on_idle = [&] {
     if (auto m = ch.try_recv()) take_done(*m);
   };
-  return measure_threads(res, ctl, 0, opt.placement, sent);
+  PointResult mine = measure_threads(res, ctl, 0, opt.placement, sent);
+  res.fence_writes(opt.timeout);  // before RESULT: the client then closes its window
+  return mine;
 }
 
 // Returns false when the client abandoned the point before it ran.

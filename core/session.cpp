@@ -278,7 +278,14 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   };
 
   std::vector<uint64_t> sent;
-  PointResult out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
+  PointResult out;
+  try {
+    out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
+  } catch (const verbs::CompletionError& e) {
+    if (e.status() == IBV_WC_WR_FLUSH_ERR) throw_server_cause();
+    throw;
+  }
+  res.fence_writes(opt_.timeout);
   out.setup_seconds = setup;
   laps.split(&WallTime::measured, out.seconds, &WallTime::warmup);
   const Workload& w = cfg.work;
@@ -310,6 +317,19 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   }
   laps.split(&WallTime::counters, got.counters_seconds, &WallTime::control);  // the server's wait is inside
   return out;
+}
+
+// A flushed completion is the effect of an earlier failure; on iWARP often the server's:
+// it tears its QPs down (their TCP connections close, flushing ours at once) just
+// before its ERROR leaves. That reason, if it comes within a second, is the one to give.
+void ClientSession::throw_server_cause() {
+  std::optional<control::Message> m;
+  try {
+    m = ch_.recv(std::chrono::seconds(1));
+  } catch (const std::exception&) {
+    // nothing came, or the server is gone: the flush is all there is to say
+  }
+  if (m && m->type == MsgType::Error) throw control::ChannelError("server reported: " + control::error_from_json(m->body));
 }
 
 void ClientSession::close(const std::string& error) {

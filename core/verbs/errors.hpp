@@ -23,6 +23,17 @@ class Error : public std::runtime_error {
   int errnum_;
 };
 
+// A failed work completion, with its status: a flush is the effect of an earlier
+// failure, whose cause a caller may find elsewhere (the peer's report).
+class CompletionError : public Error {
+ public:
+  CompletionError(const std::string& what, ibv_wc_status status) : Error(what), status_(status) {}
+  ibv_wc_status status() const { return status_; }
+
+ private:
+  ibv_wc_status status_;
+};
+
 // Text for an errno value, with a hint for the errors users hit most often.
 std::string describe_errno(int err);
 
