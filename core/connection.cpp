@@ -393,4 +393,37 @@ void TestResources::post_receives() {
   }
 }
 
+void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
+  constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
+  for (uint32_t q = 0; q < res.qps.size(); ++q) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(res.tx_region(q)), 0, res.tx_lkey(q)};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = kFence;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = res.remote.rx_region(q);
+    wr.wr.rdma.rkey = res.remote.rkey_of(q);
+    verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
+                    "ibv_post_send(zero-length READ behind QP " + std::to_string(q) + "'s WRITEs)");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (size_t left = res.qps.size(); left > 0;) {
+    ibv_wc wc[16];
+    int n = ibv_poll_cq(res.completion_queue().get(), 16, wc);
+    if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS)
+        throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "zero-length READ behind the WRITEs"),
+                                     wc[i].status);
+      if (wc[i].wr_id == kFence) --left;
+    }
+    if (n == 0 && std::chrono::steady_clock::now() > deadline)
+      throw verbs::Error("the WRITEs had not landed at the peer " + std::to_string(timeout.count() / 1000) +
+                         " s after their completions (no answer to a zero-length READ behind them)");
+  }
+}
+
 }  // namespace rdmasweep

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -68,6 +69,12 @@ uint64_t message_stride(const TestConfig& c, uint64_t slot);
 void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
 
 class SharedCq;
+class TestResources;
+
+// Returns once every WRITE posted on `res`'s QPs has landed at the peer: a zero-length
+// READ behind them on each QP answers only then. Needed on iWARP, which completes a
+// WRITE once TCP has its data (PointResources::fence_writes says when it is used).
+void fence_writes(TestResources& res, std::chrono::milliseconds timeout);
 
 // One thread's share of a point (all of it with one thread): its QPs, buffers and CQ.
 class TestResources {

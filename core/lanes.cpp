@@ -54,51 +54,9 @@ void PointResources::close_window() {
   for (auto& l : lanes_) l->close_window();
 }
 
-// Posts one zero-length READ on each QP of `l`, behind its WRITEs; returns how many.
-static uint32_t post_fences(TestResources& l, uint64_t wr_id) {
-  for (uint32_t q = 0; q < l.qps.size(); ++q) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(l.tx_region(q)), 0, l.tx_lkey(q)};
-    ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = l.remote.rx_region(q);
-    wr.wr.rdma.rkey = l.remote.rkey_of(q);
-    verbs::check_rc(ibv_post_send(l.qps[q].get(), &wr, &bad),
-                    "ibv_post_send(zero-length READ behind QP " + std::to_string(q) + "'s WRITEs)");
-  }
-  return static_cast<uint32_t>(l.qps.size());
-}
-
 void PointResources::fence_writes(std::chrono::milliseconds timeout) {
   if (!lanes_[0]->dev.is_iwarp() || cfg().work.op != Op::Write) return;
-  constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
-  std::vector<std::pair<ibv_cq*, uint32_t>> waits;  // each CQ, and the READs it will see
-  for (auto& l : lanes_) {
-    ibv_cq* cq = l->completion_queue().get();
-    if (waits.empty() || waits.back().first != cq) waits.emplace_back(cq, 0);
-    waits.back().second += post_fences(*l, kFence);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (auto& [cq, left] : waits) {
-    while (left > 0) {
-      ibv_wc wc[16];
-      int n = ibv_poll_cq(cq, 16, wc);
-      if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS)
-          throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "zero-length READ behind the WRITEs"),
-                                       wc[i].status);
-        if (wc[i].wr_id == kFence) --left;
-      }
-      if (n == 0 && std::chrono::steady_clock::now() > deadline)
-        throw verbs::Error("the WRITEs had not landed at the peer " + std::to_string(timeout.count() / 1000) +
-                           " s after their completions (no answer to a zero-length READ behind them)");
-    }
-  }
+  for (auto& l : lanes_) rdmasweep::fence_writes(*l, timeout);  // lane by lane: they may share a CQ
 }
 
 std::vector<control::Endpoint> PointResources::local_endpoints() const {

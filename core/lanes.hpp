@@ -44,10 +44,10 @@ class PointResources {
   void connect(const std::vector<control::Endpoint>& peer);
   void set_remote(const std::vector<control::Endpoint>& peer);
   // iWARP WRITE tests (a no-op otherwise): returns once every WRITE posted has landed at
-  // the peer. iWARP completes a WRITE when TCP has taken its data, not when the peer has
-  // placed it, so the peer, told DONE over the control channel, could close its window
-  // (its rkey) under WRITEs still on the way: they would fail and end the connection.
-  // A zero-length READ behind them on each QP returns only after they landed.
+  // the peer (fence_writes on each lane). iWARP completes a WRITE when TCP has taken its
+  // data, not when the peer has placed it, so the peer, told DONE over the control
+  // channel, could close its window (its rkey) under WRITEs still on the way: they
+  // would fail and end the connection.
   void fence_writes(std::chrono::milliseconds timeout);
 
  private:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Host a of the two-host tests: runs `rdmasweep server` and carries out host b's
-# requests (restart the server, kill it, take the link down, netem), which arrive as
+# requests (restart the server, kill it, take the link down or drop all its packets, netem), which arrive as
 # files DIR/req.N in the checkout both VMs share; DIR/ack.N says one is done.
 # Stopped by tools/rxe-lab when b's tests end.
 set -uo pipefail
@@ -24,6 +24,7 @@ while :; do
     restart) stop; read -ra a <<<"$args"; start "${a[@]}" ;;
     kill) stop ;;
     flap) ip link set "$dev" down; sleep "$args"; ip link set "$dev" up ;;
+    blackhole) tc qdisc replace dev "$dev" root netem loss 100%; sleep "$args"; tc qdisc del dev "$dev" root ;;
     netem) read -ra a <<<"$args"; tc qdisc replace dev "$dev" root netem "${a[@]}" ;;
     clear) tc qdisc del dev "$dev" root 2>/dev/null; ip link set "$dev" mtu 1500 ;;
     mtu) ip link set "$dev" mtu "$args" ;;
