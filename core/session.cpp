@@ -283,6 +283,13 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
     out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
   } catch (const verbs::CompletionError& e) {
     if (e.status() == IBV_WC_WR_FLUSH_ERR) throw_server_cause();
+    // iWARP has no receiver-not-ready retry: a SEND that finds no receive posted ends
+    // the connection (the peer's TERMINATE, reported here as a local QP error).
+    if (e.status() == IBV_WC_LOC_QP_OP_ERR && cfg.work.op == Op::Send && fabric_.dev.is_iwarp())
+      throw verbs::CompletionError(std::string(e.what()) +
+                                       ": on iWARP a SEND that finds no receive posted ends the connection (no "
+                                       "RNR retry): the receiver fell behind; raise --rx-depth or use fewer QPs",
+                                   e.status());
     throw;
   }
   res.fence_writes(opt_.timeout);
