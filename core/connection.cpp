@@ -59,6 +59,10 @@ static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
   if (dev.is_iwarp() && (c.knobs.qp_timeout != plain.knobs.qp_timeout || c.knobs.retry_count != plain.knobs.retry_count))
     throw ConfigError("--qp-timeout/--retry-count: " + who + " retransmits through TCP: its QPs have no ACK timeout or "
                       "retry count to set; drop them");
+  if (dev.is_iwarp() && c.work.op == Op::Send && c.knobs.bidir)
+    throw ConfigError("--op send --bidir: " + who + " has no receiver-not-ready retry, and with both sides sending "
+                      "their receives fall behind (a SEND that finds none ends the connection): run one direction, "
+                      "or --op write --bidir");
 }
 
 void check_device_limits(const TestConfig& c, const verbs::Device& dev) {

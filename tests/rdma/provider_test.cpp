@@ -79,6 +79,8 @@ TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
       {caps_.srq, "SRQ", {"--op", "send", "--srq", "1"}},
       // iWARP retransmits through TCP: no ACK timeout or retry count of its own
       {!dev_.is_iwarp(), "transport retries", {"--op", "write", "--qp-timeout", "18"}},
+      // iWARP has no RNR retry: SEND both ways overruns the receivers
+      {!dev_.is_iwarp(), "SEND both ways", {"--op", "send", "--bidir", "1"}},
   };
   int refused = 0;
   for (const Case& k : cases) {

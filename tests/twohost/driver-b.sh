@@ -83,14 +83,22 @@ cm_across() {
 # timeout (67 ms) the same 6 retries are spent within half a second: the point fails
 # with "transport retry counter exceeded". (Not --retry-count 7: rxe retries forever
 # at 7, the InfiniBand spec's "infinite" for RNR retries, which it applies to both.)
+# Packets b's RDMA device has sent (rxe's port counter; empty where there is none).
+rdma_sent() { cat /sys/class/infiniband/*/ports/1/hw_counters/sent_pkts 2>/dev/null | head -n 1; }
+# shellcheck disable=SC2317 # called through wait_for
+rdma_sent_past() { local n; n=$(rdma_sent); ((n > $1)); }
 # across_flap NAME FAULT [CLIENT ARGS]: a sweep with a's link out for 3 s in the middle:
-# FAULT flap takes a's interface down, blackhole drops every packet it sends.
+# FAULT flap takes a's interface down, blackhole drops every packet it sends. Once a
+# point is done, the fault waits for the next point's WRITEs to flow (where the device
+# counts them): cut between points, only the control channel's TCP would see it.
 across_flap() {
-  local name=$1 fault=$2 pid
+  local name=$1 fault=$2 pid sent
   shift 2
   client "$name" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 20 "$@" &
   pid=$!
   if ! wait_for 120 points_done "$dir/$name.json"; then wait $pid; return 200; fi
+  sent=$(rdma_sent)
+  [[ -z $sent ]] || wait_for 30 rdma_sent_past "$((sent + 20))"
   ask "$fault" 3
   wait $pid
 }
