@@ -59,6 +59,11 @@ static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
   if (dev.is_iwarp() && (c.knobs.qp_timeout != plain.knobs.qp_timeout || c.knobs.retry_count != plain.knobs.retry_count))
     throw ConfigError("--qp-timeout/--retry-count: " + who + " retransmits through TCP: its QPs have no ACK timeout or "
                       "retry count to set; drop them");
+  if (needs_send_credit(c, dev) && c.knobs.srq && c.knobs.rx_depth < c.work.qps)
+    throw ConfigError("--srq --rx-depth " + std::to_string(c.knobs.rx_depth) + ": " + who + " has no "
+                      "receiver-not-ready retry, so each of a thread's " + std::to_string(c.work.qps) +
+                      " QPs keeps a share of the shared receive queue for its SENDs: raise --rx-depth to at least " +
+                      std::to_string(c.work.qps) + ", or use fewer QPs");
   if (dev.is_iwarp() && c.work.op == Op::Send && c.knobs.bidir)
     throw ConfigError("--op send --bidir: " + who + " has no receiver-not-ready retry, and with both sides sending "
                       "their receives fall behind (a SEND that finds none ends the connection): run one direction, "
@@ -116,6 +121,10 @@ bool posts_receives(const TestConfig& c, Role role) {
 }
 
 bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
+
+bool needs_send_credit(const TestConfig& c, const verbs::Device& dev) {
+  return dev.is_iwarp() && c.work.op == Op::Send && c.work.mode == Mode::Bw && !is_ud(c);
+}
 
 static int remote_access(const TestConfig& c, Role role) {
   // Only the remote access the operation needs: SEND tests open nothing.
@@ -208,6 +217,15 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       tx_mrs.push_back(verbs::MemoryRegion::over(pd, tx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
     }
   }
+  if (needs_send_credit(cfg, dev)) {  // --bidir SEND is refused there: a side counts or reads, not both
+    credit_words.reset(new uint64_t[cfg.work.qps]());
+    if (!posts_receives(cfg, role)) {
+      credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
+                                            cfg.work.qps * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+      // A shared receive queue's receives serve all of a thread's QPs: each gets its share.
+      send_credit = uses_srq(cfg, Role::Target) ? cfg.knobs.rx_depth / cfg.work.qps : cfg.knobs.rx_depth;
+    }
+  }
   open_window();
   fill_read_pattern();
   if (shared_cq_ == nullptr) {
@@ -240,7 +258,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       qps.emplace_back(pd, qp_cq, caps);
     }
     if (caps.ud) qps.back().to_init_ud(dev.port());
-    else qps.back().to_init(dev.port(), remote_access(cfg, role));
+    else qps.back().to_init(dev.port(), remote_access(cfg, role) | (counts_receives() ? IBV_ACCESS_REMOTE_READ : 0));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -276,6 +294,10 @@ void TestResources::fill_read_pattern() {
 }
 
 void TestResources::open_window() {
+  if (counts_receives() && !credit_window)
+    credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
+                                              cfg.work.qps * sizeof(uint64_t),
+                                              IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
   int acc = remote_access(cfg, role);
   if (acc == 0) return;
   if (!cfg.knobs.mr_per_qp) {
@@ -287,7 +309,8 @@ void TestResources::open_window() {
 }
 
 void TestResources::set_remote(const control::Endpoint& peer) {
-  remote = RemoteBuffer{peer.addr, peer.rkey, peer.rkeys, peer.slot_bytes, peer.regions};
+  remote = RemoteBuffer{peer.addr, peer.rkey, peer.rkeys, peer.credit_addr, peer.credit_rkey, peer.slot_bytes,
+                        peer.regions};
   if (!remote.rkeys.empty() && remote.rkeys.size() != remote.regions)
     throw Error("peer sent " + std::to_string(remote.rkeys.size()) + " region keys for " + std::to_string(remote.regions) +
                 " regions: run the same rdmasweep version on both sides");
@@ -301,6 +324,10 @@ control::Endpoint TestResources::local_endpoint() const {
   e.rkey = window ? window.rkey() : 0;  // 0: this test grants the peer no access
   for (const verbs::MemoryRegion& w : qp_windows) e.rkeys.push_back(w.rkey());
   e.addr = reinterpret_cast<uint64_t>(mr.data());
+  if (credit_window) {
+    e.credit_addr = reinterpret_cast<uint64_t>(credit_words.get());
+    e.credit_rkey = credit_window.rkey();
+  }
   e.slot_bytes = slot_bytes;
   e.regions = regions;
   for (size_t i = 0; i < qps.size(); ++i) {

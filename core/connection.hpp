@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/config.hpp"
@@ -35,6 +36,9 @@ struct RemoteBuffer {
   uint32_t rkey = 0;
   std::vector<uint32_t> rkeys;  // --mr-per-qp: each region's own
   uint32_t rkey_of(uint32_t qp) const { return rkeys.empty() ? rkey : rkeys[regions == 1 ? 0 : qp]; }
+  // SEND on iWARP: the peer's receive counts, one 8-byte word per QP (core/send_credits.hpp).
+  uint64_t credit_addr = 0;
+  uint32_t credit_rkey = 0;
   uint64_t slot_bytes = 0;
   uint32_t regions = 1;
   uint64_t rx_region(uint32_t qp) const { return addr + (regions == 1 ? 0 : qp) * slot_bytes; }
@@ -104,6 +108,7 @@ class TestResources {
   void close_window() {
     window = {};
     qp_windows.clear();
+    credit_window = {};
   }
   // Takes the peer's buffer address and rkey for this test (connect() does it too).
   void set_remote(const control::Endpoint& peer);
@@ -140,11 +145,21 @@ class TestResources {
     return {static_cast<uint8_t>(cfg.knobs.qp_timeout), static_cast<uint8_t>(cfg.knobs.retry_count)};
   }
   RemoteBuffer remote;
+  // SEND on iWARP (needs_send_credit): the sender's credit window per QP, the receives
+  // the receiver keeps posted beyond those it took (0: no credit scheme on this side).
+  uint32_t send_credit = 0;
+  // One word per QP: the receiver's count of reposted receives, or where the sender's
+  // READs of it land. Outlives the regions over it (declared before the PD).
+  std::unique_ptr<uint64_t[]> credit_words;
+  // This side keeps the count a sender READs (the receiving side of a credit scheme).
+  bool counts_receives() const { return credit_words != nullptr && send_credit == 0; }
 
   // Declared in dependency order: destroyed QPs first, PD last.
   verbs::ProtectionDomain pd;
   verbs::MemoryRegion mr;      // local access only, for the QPs' lifetime
   verbs::MemoryRegion window;  // remote access, for one test
+  verbs::MemoryRegion credit_mr;      // credit_words, local access: the sender's READs land there
+  verbs::MemoryRegion credit_window;  // credit_words, remote READ, for one test: the receiver's
   // --mr-per-qp: each QP region registered on its own (rx and tx, local access), and
   // its remote window; the keys the WRs use then.
   std::vector<verbs::MemoryRegion> rx_mrs, tx_mrs, qp_windows;
@@ -181,5 +196,8 @@ uint64_t ud_size_limit(const TestConfig& c, const verbs::Device& dev);
 bool posts_receives(const TestConfig& c, Role role);
 // True when this side's receives go to a shared receive queue (--srq: the server's).
 bool uses_srq(const TestConfig& c, Role role);
+// True when `c`'s SENDs on `dev` wait for the receiver's credit (core/send_credits.hpp):
+// bandwidth SEND on iWARP, which has no receiver-not-ready retry.
+bool needs_send_credit(const TestConfig& c, const verbs::Device& dev);
 
 }  // namespace rdmasweep

@@ -37,11 +37,13 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
     return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals);
   }
   VerbsOps ops(r, poller, nullptr);
+  CreditReads credits = make_credit_reads(r);
+  CreditReads* cr = credits.window != 0 ? &credits : nullptr;
   if (r.cfg.knobs.validate) {  // never with --bidir (validate() refuses it)
     CheckedOps checked(r, ops, nullptr);
-    return bw_initiator_loop(checked, wrs, r.sq, p, watch);
+    return bw_initiator_loop(checked, wrs, r.sq, p, watch, nullptr, cr);
   }
-  return bw_initiator_loop(ops, wrs, r.sq, p, watch);
+  return bw_initiator_loop(ops, wrs, r.sq, p, watch, nullptr, cr);
 }
 
 // UD: a lost message never arrives. Once the sender's DONE is in, the receiver ends

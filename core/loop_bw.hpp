@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/loop_common.hpp"
+#include "core/send_credits.hpp"
 
 namespace rdmasweep::detail {
 
@@ -26,10 +27,19 @@ BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 
 // Posts QP q's WRs while its send queue has room for a whole chain of post_list (a
 // shorter last chain to reach `target`), each signaled as the signal interval says.
+// With `cr` (SEND on iWARP), no further than the receiver's credit allows; its READ
+// takes a send-queue slot while in flight.
 template <class Ops>
-inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uint64_t target, const BwPlan& p) {
-  while (s.posted < target && s.outstanding() + p.post_list <= p.depth) {
-    uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, target - s.posted));
+inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uint64_t target, const BwPlan& p,
+                           CreditReads* cr = nullptr) {
+  uint64_t limit = target;
+  uint32_t depth = p.depth;
+  if (cr != nullptr) {
+    limit = std::min(target, credit_limit(ops, *cr, q, s, target, depth));
+    depth -= s.reading;
+  }
+  while (s.posted < limit && s.outstanding() + p.post_list <= depth) {
+    uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, limit - s.posted));
     ibv_send_wr* w = wrs.chain(q);
     for (uint32_t i = 0; i < k; ++i) {
       uint64_t seq = s.posted + i;
@@ -66,9 +76,12 @@ inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>
 // `in` (--bidir SEND): receive completions among the sends' are reposted and counted
 // there, and the loop goes on until `in->expect` arrived on every QP; the window (and
 // `seconds`) still ends with this side's last send.
+// `cr` (SEND on iWARP): sends wait for the receiver's credit; the loop ends once its
+// credit READs are back too (the window still ends with the last send), so none is in
+// flight when the peer closes the window its count is read through.
 template <class Ops>
 LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch,
-                            Arrivals* in = nullptr) {
+                            Arrivals* in = nullptr, CreditReads* cr = nullptr) {
   const uint32_t nqp = p.nqp, every = p.every;
   const bool timed = p.duration > 0;
   std::vector<uint64_t> target(nqp), first(nqp);
@@ -96,8 +109,9 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   timeline.start(start);
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
-  while (unfinished > 0 || (in != nullptr && in->missing > 0 && !aborting)) {
-    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p);
+  const bool lingers = in != nullptr || cr != nullptr;  // the loop may outlast its last send
+  while (unfinished > 0 || (in != nullptr && in->missing > 0 && !aborting) || (cr != nullptr && cr->in_flight > 0)) {
+    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p, cr);
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     for (int i = 0; i < got; ++i) {
@@ -106,8 +120,13 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
         in->take(ops.recv(wc[i]));
         continue;
       }
+      if (cr != nullptr && WrId::is_credit(wc[i].wr_id)) {
+        const uint32_t q = WrId::credit_qp(wc[i].wr_id);
+        cr->take(sq[q], q);
+        continue;
+      }
       uint32_t q = WrId::qp(wc[i].wr_id);
-      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q] && --unfinished == 0 && in)
+      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q] && --unfinished == 0 && lingers)
         sends_end = Clock::now();
     }
     watch.tick(got);
@@ -137,7 +156,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     }
   }
   if (aborting) throw RunAborted("interrupted");
-  const Clock::time_point end = in != nullptr && sends_end != Clock::time_point{} ? sends_end : Clock::now();
+  const Clock::time_point end = lingers && sends_end != Clock::time_point{} ? sends_end : Clock::now();
   timeline.finish(end, done());
   st.seconds = seconds_between(start, end);
   st.began = start;

@@ -1,4 +1,5 @@
 #include "core/loop_common.hpp"
+#include "core/send_credits.hpp"
 
 #include <poll.h>
 #include <time.h>
@@ -94,7 +95,35 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
   return w;
 }
 
-Receives::Receives(const TestResources& r) : r_(r), srq_(uses_srq(r.cfg, r.role) ? r.srq.get() : nullptr) {
+CreditReads make_credit_reads(const TestResources& r) {
+  CreditReads cr;
+  if (r.send_credit == 0) return cr;
+  if (r.remote.credit_rkey == 0)
+    throw verbs::Error("the peer grants no READ of its receive count, which SEND on iWARP needs: run the same rdmasweep "
+                "version on both sides");
+  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
+  cr.window = r.send_credit;
+  cr.landed = r.credit_words.get();
+  cr.wr.assign(nqp, ibv_send_wr{});
+  cr.sge.assign(nqp, ibv_sge{});
+  for (uint32_t q = 0; q < nqp; ++q) {
+    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_words.get() + q), sizeof(uint64_t), r.credit_mr.lkey()};
+    ibv_send_wr& w = cr.wr[q];
+    w.wr_id = WrId::credit(q);
+    w.sg_list = &cr.sge[q];
+    w.num_sge = 1;
+    w.opcode = IBV_WR_RDMA_READ;
+    w.send_flags = IBV_SEND_SIGNALED;
+    w.wr.rdma.remote_addr = r.remote.credit_addr + q * sizeof(uint64_t);
+    w.wr.rdma.rkey = r.remote.credit_rkey;
+    cr.in_flight += r.sq[q].reading;
+  }
+  return cr;
+}
+
+Receives::Receives(const TestResources& r)
+    : r_(r), srq_(uses_srq(r.cfg, r.role) ? r.srq.get() : nullptr),
+      credit_(r.counts_receives() ? r.credit_words.get() : nullptr) {
   size_t n = srq_ ? 1 : r.qps.size();
   wr_.assign(n, ibv_recv_wr{});
   sge_.assign(n, ibv_sge{});
@@ -132,6 +161,9 @@ void Receives::unknown_qp(const ibv_wc& wc) const {
 }
 
 void fail_completion(const ibv_wc& wc, const char* posted) {
+  if (WrId::is_credit(wc.wr_id))
+    throw verbs::CompletionError(
+        verbs::completion_error(wc, WrId::credit_qp(wc.wr_id), "RDMA_READ of the receiver's credit count"), wc.status);
   throw verbs::CompletionError(verbs::completion_error(wc, WrId::qp(wc.wr_id), posted), wc.status);
 }
 

@@ -160,11 +160,13 @@ class Receives {
       if (q == QpnTable::kMissing) unknown_qp(wc);
       wr_[0].wr_id = wc.wr_id;
       if (int rc = ibv_post_srq_recv(srq_, &wr_[0], &bad)) fail_post(rc, "ibv_post_srq_recv", q);
+      grant(q);
       return q;
     }
     uint32_t q = WrId::qp(wc.wr_id);
     wr_[q].wr_id = wc.wr_id;
     if (int rc = ibv_post_recv(qp_[q], &wr_[q], &bad)) fail_post(rc, "ibv_post_recv", q);
+    grant(q);
     return q;
   }
   // --validate: the receive goes back with its own message buffer (one per receive).
@@ -185,8 +187,14 @@ class Receives {
 
  private:
   [[noreturn]] void unknown_qp(const ibv_wc& wc) const;
+  // SEND on iWARP: one more receive of QP q is posted, in the count the sender READs
+  // (core/send_credits.hpp); stored after the repost, so no credit runs ahead of it.
+  void grant(uint32_t q) {
+    if (credit_ != nullptr) credit_[q] = credit_[q] + 1;
+  }
   const TestResources& r_;
   ibv_srq* srq_;
+  volatile uint64_t* credit_;  // the count the peer READs; null where nobody does
   std::vector<ibv_qp*> qp_;
   std::vector<ibv_recv_wr> wr_;
   std::vector<ibv_sge> sge_;

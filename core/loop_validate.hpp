@@ -30,6 +30,7 @@ class CheckedOps {
   }
 
   int post(uint32_t q, ibv_send_wr* chain) {
+    if (WrId::is_credit(chain->wr_id)) return ops_.post(q, chain);  // a credit READ carries no message
     for (ibv_send_wr* w = chain; w != nullptr; w = w->next) {
       const uint32_t seq = WrId::seq(w->wr_id);
       if (op_ == Op::Send || (op_ == Op::Write && initiator_)) {

@@ -116,6 +116,7 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   // The point's resolved knobs: what "auto" and "0 = the devices' limit" became.
   if (!fetches(r.cfg.work.op)) f.emplace_back("inline_size", r.inline_size);
   if (fetches(r.cfg.work.op)) f.emplace_back("outs", r.outs);
+  if (r.send_credit != 0) f.emplace_back("send_credit", r.send_credit);
   if (is_atomic(r.cfg.work.op)) f.emplace_back("server_atomic_sum", static_cast<double>(r.atomic_sum));
   for (auto& kv : counter_figures(r)) f.push_back(std::move(kv));
   return f;

@@ -44,6 +44,7 @@ struct PointResult {
   WallTime wall;            // client: where the point's wall time went (not a figure)
   uint32_t inline_size = 0; // the QPs' inline limit (the knob, or auto resolved on this device)
   uint32_t outs = 0;        // RDMA READs (atomics) in flight per QP (READ, CAS, FAA points)
+  uint32_t send_credit = 0; // SEND bw on iWARP: the credit window per QP (core/send_credits.hpp); 0: none
   // CAS, FAA: the words the atomics hit in the server's buffer, summed after the test
   // (checked by the client: FAA adds 1 per operation, warm-up included).
   uint64_t atomic_sum = 0;

@@ -13,6 +13,10 @@ struct SendQueue {
   uint64_t posted = 0;
   uint64_t completed = 0;
   uint32_t until_signal = 1;  // WRs left before the next signaled one
+  // Credit (core/send_credits.hpp), where the loop needs it: receives the peer has
+  // reposted on this QP, as last read, and whether a READ of that count is in flight.
+  uint64_t granted = 0;
+  bool reading = false;
 
   uint64_t outstanding() const { return posted - completed; }
   // A signaled completion with sequence `seq` (the low 32 bits of the WR's number)

@@ -91,6 +91,7 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
   out.name = point_name(cfg);
   out.inline_size = res.inline_size;
   out.outs = res.rd_atomic;
+  out.send_credit = res.send_credit;
   sent.assign(w.qps, 0);
   if (w.mode == Mode::Bw) {
     res.arrivals.reset(both_ways_send(cfg) ? w.qps : 0);

@@ -16,6 +16,13 @@ struct WrId {
   }
   static constexpr uint32_t qp(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> kSeqBits); }
   static constexpr uint32_t seq(uint64_t wr_id) { return static_cast<uint32_t>(wr_id & kSeqMask); }
+
+  // A credit READ (core/send_credits.hpp) of QP `qp_index`: its top bit sets it apart
+  // from the loop's own WRs (the QP field never reaches it: kMaxQps).
+  static constexpr uint64_t kCreditBit = uint64_t{1} << 63;
+  static constexpr uint64_t credit(uint32_t qp_index) { return kCreditBit | encode(qp_index, 0); }
+  static constexpr bool is_credit(uint64_t wr_id) { return (wr_id & kCreditBit) != 0; }
+  static constexpr uint32_t credit_qp(uint64_t wr_id) { return qp(wr_id & ~kCreditBit); }
 };
 
 }  // namespace rdmasweep

@@ -151,6 +151,10 @@ json to_json(const Endpoint& e) {
             {"slot_bytes", e.slot_bytes}, {"regions", e.regions}, {"qpn", e.qpn}, {"psn", e.psn}};
   if (!e.rkeys.empty()) j["rkeys"] = e.rkeys;
   if (e.cm_port != 0) j["cm_port"] = e.cm_port;
+  if (e.credit_rkey != 0) {
+    j["credit_addr"] = e.credit_addr;
+    j["credit_rkey"] = e.credit_rkey;
+  }
   return j;
 }
 
@@ -170,6 +174,10 @@ Endpoint endpoint_from_json(const json& j, uint32_t expected_qps) {
   e.psn = array_field<uint32_t>(j, "psn", expected_qps);
   if (j.contains("rkeys")) e.rkeys = array_field<uint32_t>(j, "rkeys", e.regions);
   if (j.contains("cm_port")) e.cm_port = field<uint16_t>(j, "cm_port");
+  if (j.contains("credit_rkey")) {
+    e.credit_addr = field<uint64_t>(j, "credit_addr");
+    e.credit_rkey = field<uint32_t>(j, "credit_rkey");
+  }
   return e;
 }
 

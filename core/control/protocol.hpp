@@ -97,6 +97,10 @@ struct Endpoint {
   uint32_t regions = 0;        // QP regions in each of the rx and tx areas
   std::vector<uint32_t> qpn;   // one per QP
   std::vector<uint32_t> psn;
+  // SEND on iWARP, the receiving side: where its receive counts are, one word per QP,
+  // and the rkey that READs them this test (0: none; core/send_credits.hpp).
+  uint64_t credit_addr = 0;
+  uint32_t credit_rkey = 0;
   // SETUP_OK to a --cm client (first thread's endpoint): the port the server's RDMA-CM
   // listener waits on for this point's QPs; 0: none (not --cm, or an older server).
   uint16_t cm_port = 0;

@@ -81,6 +81,9 @@ TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
       {!dev_.is_iwarp(), "transport retries", {"--op", "write", "--qp-timeout", "18"}},
       // iWARP has no RNR retry: SEND both ways overruns the receivers
       {!dev_.is_iwarp(), "SEND both ways", {"--op", "send", "--bidir", "1"}},
+      // SEND on credit: each QP keeps a share of a shared receive queue
+      {!dev_.is_iwarp() || !caps_.srq, "an SRQ share per QP", {"--op", "send", "--srq", "1", "--rx-depth", "2",
+                                                               "--qps", "4"}},
   };
   int refused = 0;
   for (const Case& k : cases) {
@@ -97,6 +100,27 @@ TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
   }
   if (refused == 0)
     GTEST_SKIP() << dev_.name() << " has atomics, UD, immediate data, SRQ and transport retries: nothing to refuse";
+}
+
+// SEND bandwidth with 4 receives per QP (or one share each of an SRQ of 4) against a
+// sender 64 deep: every message arrives, exact counts. Soft-RoCE holds the sender back
+// with receiver-not-ready NAKs; iWARP has none and runs on credit (its `send_credit`).
+TEST_F(Provider, SendNeverOutrunsTheReceiver) {
+  const std::string out = dir_ + "/credit.json";
+  Outcome o = client({"--op", "send", "--mode", "bw", "--qps", "4", "-s", "64", "--tx-depth", "64", "--rx-depth", "4",
+                      "--srq", caps_.srq ? "0,1" : "0", "-n", "2000", "--warmup", "100", "--out", out},
+                     300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(out);
+  ASSERT_EQ(r["benchmarks"].size(), caps_.srq ? 2u : 1u);
+  for (const json& b : r["benchmarks"]) {
+    SCOPED_TRACE(b["name"].get<std::string>());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    EXPECT_EQ(b["messages"].get<double>(), 4 * 2000);
+    const bool srq = b["name"].get<std::string>().find("/srq") != std::string::npos;
+    if (dev_.is_iwarp()) EXPECT_EQ(b.value("send_credit", 0.0), srq ? 1 : 4);  // an SRQ's 4 over 4 QPs: 1 each
+    else EXPECT_FALSE(b.contains("send_credit"));
+  }
 }
 
 // doctor on a healthy host of this provider: every check passes, and it names the
