@@ -99,8 +99,10 @@ static uint64_t thread_cq_entries(const TestConfig& c) {
   if (sig == 0) sig = 1;  // not yet validated (names of invalid points are built for their error messages)
   uint64_t per_qp = (c.knobs.tx_depth + sig - 1) / sig;
   if (c.knobs.srq) {
-    // The receiver's receives are in one shared queue; a latency client still has its own.
-    uint64_t client_rx = c.work.mode == Mode::Lat ? c.knobs.rx_depth : 0;
+    // The receiver's receives are in one shared queue; a client that receives too (a
+    // latency client, or SEND --bidir) still has its own.
+    const bool client_receives = c.work.mode == Mode::Lat || (c.knobs.bidir && c.work.op == Op::Send);
+    uint64_t client_rx = client_receives ? c.knobs.rx_depth : 0;
     return (per_qp + client_rx) * c.work.qps + c.knobs.rx_depth;
   }
   if (c.work.op == Op::Send || write_with_imm(c)) per_qp += c.knobs.rx_depth;

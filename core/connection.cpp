@@ -64,10 +64,6 @@ static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
                       "receiver-not-ready retry, so each of a thread's " + std::to_string(c.work.qps) +
                       " QPs keeps a share of the shared receive queue for its SENDs: raise --rx-depth to at least " +
                       std::to_string(c.work.qps) + ", or use fewer QPs");
-  if (dev.is_iwarp() && c.work.op == Op::Send && c.knobs.bidir)
-    throw ConfigError("--op send --bidir: " + who + " has no receiver-not-ready retry, and with both sides sending "
-                      "their receives fall behind (a SEND that finds none ends the connection): run one direction, "
-                      "or --op write --bidir");
 }
 
 void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
@@ -217,13 +213,16 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       tx_mrs.push_back(verbs::MemoryRegion::over(pd, tx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
     }
   }
-  if (needs_send_credit(cfg, dev)) {  // --bidir SEND is refused there: a side counts or reads, not both
-    credit_words.reset(new uint64_t[cfg.work.qps]());
-    if (!posts_receives(cfg, role)) {
-      credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
-                                            cfg.work.qps * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+  if (needs_send_credit(cfg, dev)) {
+    // [this side's receive counts, per QP][where its READs of the peer's land, per QP]
+    credit_words.reset(new uint64_t[2 * cfg.work.qps]());
+    credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
+                                          2 * cfg.work.qps * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+    counts_receives_ = posts_receives(cfg, role);
+    if (role == Role::Initiator || cfg.knobs.bidir) {
       // A shared receive queue's receives serve all of a thread's QPs: each gets its share.
-      send_credit = uses_srq(cfg, Role::Target) ? cfg.knobs.rx_depth / cfg.work.qps : cfg.knobs.rx_depth;
+      const Role peer = role == Role::Initiator ? Role::Target : Role::Initiator;
+      send_credit = uses_srq(cfg, peer) ? cfg.knobs.rx_depth / cfg.work.qps : cfg.knobs.rx_depth;
     }
   }
   open_window();
@@ -258,7 +257,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       qps.emplace_back(pd, qp_cq, caps);
     }
     if (caps.ud) qps.back().to_init_ud(dev.port());
-    else qps.back().to_init(dev.port(), remote_access(cfg, role) | (counts_receives() ? IBV_ACCESS_REMOTE_READ : 0));
+    else qps.back().to_init(dev.port(), remote_access(cfg, role) | (counts_receives_ ? IBV_ACCESS_REMOTE_READ : 0));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -294,8 +293,8 @@ void TestResources::fill_read_pattern() {
 }
 
 void TestResources::open_window() {
-  if (counts_receives() && !credit_window)
-    credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
+  if (counts_receives_ && !credit_window)
+    credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(receive_counts()),
                                               cfg.work.qps * sizeof(uint64_t),
                                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
   int acc = remote_access(cfg, role);
@@ -325,7 +324,7 @@ control::Endpoint TestResources::local_endpoint() const {
   for (const verbs::MemoryRegion& w : qp_windows) e.rkeys.push_back(w.rkey());
   e.addr = reinterpret_cast<uint64_t>(mr.data());
   if (credit_window) {
-    e.credit_addr = reinterpret_cast<uint64_t>(credit_words.get());
+    e.credit_addr = reinterpret_cast<uint64_t>(receive_counts());
     e.credit_rkey = credit_window.rkey();
   }
   e.slot_bytes = slot_bytes;

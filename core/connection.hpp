@@ -148,18 +148,21 @@ class TestResources {
   // SEND on iWARP (needs_send_credit): the sender's credit window per QP, the receives
   // the receiver keeps posted beyond those it took (0: no credit scheme on this side).
   uint32_t send_credit = 0;
-  // One word per QP: the receiver's count of reposted receives, or where the sender's
-  // READs of it land. Outlives the regions over it (declared before the PD).
+  // Two words per QP: this side's receive counts, then where its READs of the peer's
+  // land. Outlives the regions over it (declared before the PD).
   std::unique_ptr<uint64_t[]> credit_words;
-  // This side keeps the count a sender READs (the receiving side of a credit scheme).
-  bool counts_receives() const { return credit_words != nullptr && send_credit == 0; }
+  // This side's count of reposted receives per QP, which the peer READs; null where the
+  // peer sends on no credit.
+  uint64_t* receive_counts() const { return counts_receives_ ? credit_words.get() : nullptr; }
+  // Where this side's READs of the peer's counts land, per QP (send_credit > 0).
+  uint64_t* credit_landing() const { return credit_words.get() + cfg.work.qps; }
 
   // Declared in dependency order: destroyed QPs first, PD last.
   verbs::ProtectionDomain pd;
   verbs::MemoryRegion mr;      // local access only, for the QPs' lifetime
   verbs::MemoryRegion window;  // remote access, for one test
-  verbs::MemoryRegion credit_mr;      // credit_words, local access: the sender's READs land there
-  verbs::MemoryRegion credit_window;  // credit_words, remote READ, for one test: the receiver's
+  verbs::MemoryRegion credit_mr;      // credit_words, local access: this side's READs land there
+  verbs::MemoryRegion credit_window;  // receive_counts(), remote READ, for one test
   // --mr-per-qp: each QP region registered on its own (rx and tx, local access), and
   // its remote window; the keys the WRs use then.
   std::vector<verbs::MemoryRegion> rx_mrs, tx_mrs, qp_windows;
@@ -187,6 +190,7 @@ class TestResources {
   verbs::PeerAddress path_to(const control::Endpoint& peer) const;
 
   const verbs::CompletionQueue* shared_cq_ = nullptr;
+  bool counts_receives_ = false;
 };
 
 // The largest UD message on this port: --mtu, else the port's active MTU.

@@ -31,14 +31,14 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);
+  CreditReads credits = make_credit_reads(r);
+  CreditReads* cr = credits.window != 0 ? &credits : nullptr;
   if (both_ways_send(r.cfg)) {  // the peer's SENDs complete on this loop's CQ too
     Receives receives(r);
     VerbsOps ops(r, poller, &receives);
-    return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals);
+    return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals, cr);
   }
   VerbsOps ops(r, poller, nullptr);
-  CreditReads credits = make_credit_reads(r);
-  CreditReads* cr = credits.window != 0 ? &credits : nullptr;
   if (r.cfg.knobs.validate) {  // never with --bidir (validate() refuses it)
     CheckedOps checked(r, ops, nullptr);
     return bw_initiator_loop(checked, wrs, r.sq, p, watch, nullptr, cr);

@@ -28,15 +28,15 @@ BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 // Posts QP q's WRs while its send queue has room for a whole chain of post_list (a
 // shorter last chain to reach `target`), each signaled as the signal interval says.
 // With `cr` (SEND on iWARP), no further than the receiver's credit allows; its READ
-// takes a send-queue slot while in flight.
+// keeps its reserve of send-queue slots while in flight (read_fits).
 template <class Ops>
 inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uint64_t target, const BwPlan& p,
                            CreditReads* cr = nullptr) {
   uint64_t limit = target;
   uint32_t depth = p.depth;
   if (cr != nullptr) {
-    limit = std::min(target, credit_limit(ops, *cr, q, s, target, depth));
-    depth -= s.reading;
+    limit = std::min(target, credit_limit(ops, *cr, q, s, target, depth, p.every));
+    if (s.reading) depth -= cr->reserve;
   }
   while (s.posted < limit && s.outstanding() + p.post_list <= depth) {
     uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, limit - s.posted));

@@ -103,11 +103,12 @@ CreditReads make_credit_reads(const TestResources& r) {
                 "version on both sides");
   const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
   cr.window = r.send_credit;
-  cr.landed = r.credit_words.get();
+  cr.reserve = posts_receives(r.cfg, r.role) ? effective_signal_every(r.cfg) : 1;  // read_fits
+  cr.landed = r.credit_landing();
   cr.wr.assign(nqp, ibv_send_wr{});
   cr.sge.assign(nqp, ibv_sge{});
   for (uint32_t q = 0; q < nqp; ++q) {
-    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_words.get() + q), sizeof(uint64_t), r.credit_mr.lkey()};
+    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_landing() + q), sizeof(uint64_t), r.credit_mr.lkey()};
     ibv_send_wr& w = cr.wr[q];
     w.wr_id = WrId::credit(q);
     w.sg_list = &cr.sge[q];
@@ -123,7 +124,7 @@ CreditReads make_credit_reads(const TestResources& r) {
 
 Receives::Receives(const TestResources& r)
     : r_(r), srq_(uses_srq(r.cfg, r.role) ? r.srq.get() : nullptr),
-      credit_(r.counts_receives() ? r.credit_words.get() : nullptr) {
+      credit_(r.receive_counts()) {
   size_t n = srq_ ? 1 : r.qps.size();
   wr_.assign(n, ibv_recv_wr{});
   sge_.assign(n, ibv_sge{});

@@ -23,6 +23,7 @@ namespace rdmasweep::detail {
 
 struct CreditReads {
   uint32_t window = 0;               // receives the peer keeps posted per QP beyond those it took
+  uint32_t reserve = 1;              // send-queue slots a READ in flight keeps (read_fits)
   std::vector<ibv_send_wr> wr;       // per QP: an 8-byte READ of the peer's count of that QP
   std::vector<ibv_sge> sge;
   const volatile uint64_t* landed = nullptr;  // where those READs land, per QP
@@ -39,12 +40,25 @@ struct CreditReads {
   }
 };
 
+// A READ takes a send-queue slot, and its completion a CQ entry. A SEND-only sender's
+// CQ has room to spare (it is sized for receives this side never posts: config.cpp),
+// so there the READ keeps its one slot (reserve 1). With --bidir it does not: the CQ
+// holds each QP's signaled WRs of a full send queue, so the READ keeps `every` slots
+// while in flight (post_what_fits), and goes out only where those are free, or where
+// no signaled SEND is outstanding (only the unsignaled ones since the last, which wait
+// for a later signaled one: else a QP out of credit with a small --tx-depth would wait
+// for itself).
+inline bool read_fits(const SendQueue& s, uint32_t depth, uint32_t every, uint32_t reserve) {
+  return s.outstanding() + reserve <= depth || s.outstanding() == every - s.until_signal;
+}
+
 // Posts QP q's credit READ when half its window is used and more SENDs are to come
-// (and its send queue has a slot); returns how many SENDs the credit allows now.
+// (and read_fits); returns how many SENDs the credit allows now.
 template <class Ops>
-inline uint64_t credit_limit(Ops& ops, CreditReads& cr, uint32_t q, SendQueue& s, uint64_t target, uint32_t depth) {
+inline uint64_t credit_limit(Ops& ops, CreditReads& cr, uint32_t q, SendQueue& s, uint64_t target, uint32_t depth,
+                             uint32_t every) {
   const uint64_t allowed = s.granted + cr.window;
-  if (!s.reading && s.posted < target && allowed - s.posted <= cr.window / 2 && s.outstanding() < depth) {
+  if (!s.reading && s.posted < target && allowed - s.posted <= cr.window / 2 && read_fits(s, depth, every, cr.reserve)) {
     if (int rc = ops.post(q, &cr.wr[q])) fail_post(rc, "ibv_post_send(credit READ)", q);
     s.reading = true;
     ++cr.in_flight;

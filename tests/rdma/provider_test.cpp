@@ -79,8 +79,6 @@ TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
       {caps_.srq, "SRQ", {"--op", "send", "--srq", "1"}},
       // iWARP retransmits through TCP: no ACK timeout or retry count of its own
       {!dev_.is_iwarp(), "transport retries", {"--op", "write", "--qp-timeout", "18"}},
-      // iWARP has no RNR retry: SEND both ways overruns the receivers
-      {!dev_.is_iwarp(), "SEND both ways", {"--op", "send", "--bidir", "1"}},
       // SEND on credit: each QP keeps a share of a shared receive queue
       {!dev_.is_iwarp() || !caps_.srq, "an SRQ share per QP", {"--op", "send", "--srq", "1", "--rx-depth", "2",
                                                                "--qps", "4"}},
@@ -103,23 +101,31 @@ TEST_F(Provider, WhatTheDeviceCannotDoIsRefusedInOneLineBeforeAnyQp) {
 }
 
 // SEND bandwidth with 4 receives per QP (or one share each of an SRQ of 4) against a
-// sender 64 deep: every message arrives, exact counts. Soft-RoCE holds the sender back
-// with receiver-not-ready NAKs; iWARP has none and runs on credit (its `send_credit`).
+// sender 64 deep, one way and both ways at once: every message arrives, exact counts.
+// Soft-RoCE holds a sender back with receiver-not-ready NAKs; iWARP has none and runs
+// on credit (its `send_credit`).
 TEST_F(Provider, SendNeverOutrunsTheReceiver) {
   const std::string out = dir_ + "/credit.json";
   Outcome o = client({"--op", "send", "--mode", "bw", "--qps", "4", "-s", "64", "--tx-depth", "64", "--rx-depth", "4",
-                      "--srq", caps_.srq ? "0,1" : "0", "-n", "2000", "--warmup", "100", "--out", out},
+                      "--srq", caps_.srq ? "0,1" : "0", "--bidir", "0,1", "-n", "2000", "--warmup", "100", "--out",
+                      out},
                      300s);
   ASSERT_EQ(o.code, 0) << both(o);
   json r = load_json(out);
-  ASSERT_EQ(r["benchmarks"].size(), caps_.srq ? 2u : 1u);
+  ASSERT_EQ(r["benchmarks"].size(), caps_.srq ? 4u : 2u);
   for (const json& b : r["benchmarks"]) {
     SCOPED_TRACE(b["name"].get<std::string>());
     ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    const std::string name = b["name"];
     EXPECT_EQ(b["messages"].get<double>(), 4 * 2000);
-    const bool srq = b["name"].get<std::string>().find("/srq") != std::string::npos;
-    if (dev_.is_iwarp()) EXPECT_EQ(b.value("send_credit", 0.0), srq ? 1 : 4);  // an SRQ's 4 over 4 QPs: 1 each
-    else EXPECT_FALSE(b.contains("send_credit"));
+    const double reverse = name.find("/bidir") != std::string::npos ? 4 * 2000 : 0;
+    EXPECT_EQ(b.value("reverse_messages", 0.0), reverse);
+    const bool srq = name.find("/srq") != std::string::npos;
+    if (dev_.is_iwarp()) {
+      EXPECT_EQ(b.value("send_credit", 0.0), srq ? 1 : 4);  // an SRQ's 4 over 4 QPs: 1 each
+    } else {
+      EXPECT_FALSE(b.contains("send_credit"));
+    }
   }
 }
 

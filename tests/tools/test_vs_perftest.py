@@ -1,8 +1,11 @@
-"""tools/vs-perftest passes both tools the same parameters (its --dry-run lines)."""
+"""tools/vs-perftest passes both tools the same parameters (its --dry-run lines), and a
+round that never ends is killed and said so."""
 
+import sys
+import time
 import unittest
 
-from _util import run_tool
+from _util import run_tool, tool_script
 
 # perftest flag -> rdmasweep flag with the same meaning.
 SAME = {"-d": "-d", "-x": "-x", "-s": "-s", "-n": "-n", "-q": "-q", "-t": "-t", "-Q": "-Q", "-r": "-r",
@@ -88,6 +91,23 @@ class VsPerftest(unittest.TestCase):
                 self.assertNotIn(f, by[("perftest", "client")], point)
             for f in ("--warmup", "-I", "--outs", "-t", "-Q"):
                 self.assertNotIn(f, by[("rdmasweep", "client")], point)
+
+
+class Rounds(unittest.TestCase):
+    def test_a_client_that_never_ends_is_killed_at_the_timeout(self):
+        vs = tool_script("vs-perftest")
+        sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+        t0 = time.time()
+        with self.assertRaises(vs.Hung) as e:
+            vs.run_pair(sleeper, sleeper, timeout=1)
+        self.assertLess(time.time() - t0, 20)  # both killed: neither waited out its sleep
+        self.assertIn("no result within 1 s", str(e.exception))
+
+    def test_a_client_that_ends_returns_both_outputs(self):
+        vs = tool_script("vs-perftest")
+        cli, srv = vs.run_pair([sys.executable, "-c", "print('server')"], [sys.executable, "-c", "print('client')"],
+                               timeout=30)
+        self.assertEqual((cli.strip(), srv.strip()), ("client", "server"))
 
 
 if __name__ == "__main__":

@@ -68,6 +68,21 @@ TEST(CqSizing, CountsSignaledSendsAndReceivesPerQp) {
   EXPECT_EQ(required_cq_entries(c), 16u * (5 + 512));
 }
 
+// --srq: the server's receives share one queue; a SEND --bidir client still receives
+// on each of its QPs (its CQ overran with the shared queue's share alone).
+TEST(CqSizing, SharedReceiveQueueCountsTheClientsOwnReceivesWhenItHasThem) {
+  TestConfig c;
+  c.work.qps = 4;
+  c.work.op = Op::Send;
+  c.knobs.tx_depth = 64;
+  c.knobs.signal_every = 32;
+  c.knobs.rx_depth = 4;
+  c.knobs.srq = true;
+  EXPECT_EQ(required_cq_entries(c), 4u * 2 + 4);
+  c.knobs.bidir = true;
+  EXPECT_EQ(required_cq_entries(c), 4u * (2 + 4) + 4);
+}
+
 TEST(CqSizing, ReadLatencySignalsEveryRequest) {
   TestConfig c;
   c.work.op = Op::Read;

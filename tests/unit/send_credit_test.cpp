@@ -47,27 +47,33 @@ struct CreditedPoint {
   FakeDevice::Options dev;
   RunControl ctl;
 
-  CreditedPoint(uint32_t qps, uint32_t post_list, uint64_t per_qp)
-      : p(plan(qps, post_list, per_qp)), sq(qps), wrs(qps, post_list, IBV_WR_SEND, 0) {
+  // The fake's CQ holds only the sends' share of the point's CQ (each QP's signaled
+  // WRs of a full send queue), not the receives' slack a SEND sender's CQ also has.
+  CreditedPoint(uint32_t qps, uint32_t post_list, uint64_t per_qp, uint32_t tx_depth = 64, uint32_t every = 8)
+      : p(plan(qps, post_list, per_qp, tx_depth, every)), sq(qps), wrs(qps, post_list, IBV_WR_SEND, 0) {
     for (SendQueue& s : sq) s.until_signal = p.every;
     dev.nqp = qps;
     dev.sq_depth = p.depth;
+    dev.cq_depth = qps * ((tx_depth + every - 1) / every);
     ctl.idle_timeout = std::chrono::seconds(10);
   }
-  static detail::BwPlan plan(uint32_t qps, uint32_t post_list, uint64_t per_qp) {
+  static detail::BwPlan plan(uint32_t qps, uint32_t post_list, uint64_t per_qp, uint32_t tx_depth, uint32_t every) {
     TestConfig c;
     c.work.op = Op::Send;
     c.work.qps = qps;
-    c.knobs.tx_depth = 64;
-    c.knobs.signal_every = 8;
+    c.knobs.tx_depth = tx_depth;
+    c.knobs.signal_every = every;
     c.knobs.post_list = post_list;
     validate(c);
     return detail::bw_plan(c, per_qp, 0);
   }
   // The credit READs as make_credit_reads builds them, landing in the receiver's `landed`.
-  detail::CreditReads credits(SlowReceiver& rx, uint32_t window) {
+  // `reserve`: every (--bidir), where the CQ holds the sends' share only; 1 (one way),
+  // where the CQ has room to spare, here one entry per QP.
+  detail::CreditReads credits(SlowReceiver& rx, uint32_t window, uint32_t reserve) {
     detail::CreditReads cr;
     cr.window = window;
+    cr.reserve = reserve;
     cr.landed = rx.landed.data();
     cr.wr.assign(sq.size(), ibv_send_wr{});
     for (uint32_t q = 0; q < sq.size(); ++q) {
@@ -79,25 +85,37 @@ struct CreditedPoint {
   }
 };
 
+struct Shape {
+  uint32_t tx_depth, every, post_list;
+};
+
+// Also: the READs fit the send queue and the CQ beside the SENDs (no refused post, no
+// CQ overrun), and no QP waits forever, even where one signaled WR fills the queue.
 TEST(SendCredit, NoQpRunsAheadOfTheReceiversCountPlusItsWindow) {
   for (uint32_t window : {1u, 2u, 16u}) {
-    for (uint32_t post_list : {1u, 4u}) {
-      SCOPED_TRACE("window " + std::to_string(window) + ", post list " + std::to_string(post_list));
-      CreditedPoint pt(4, post_list, 500);
-      FakeDevice fake(pt.dev);
-      SlowReceiver rx(fake, 4, window);
-      detail::CreditReads cr = pt.credits(rx, window);
-      detail::IdleWatch watch(pt.ctl);
-      LoopStats st = detail::bw_initiator_loop(rx, pt.wrs, pt.sq, pt.p, watch, nullptr, &cr);
-      EXPECT_EQ(rx.overruns, 0u);
-      EXPECT_GT(rx.credit_reads, 0u);
-      EXPECT_EQ(cr.in_flight, 0u) << "the loop ended with a credit READ in flight";
-      EXPECT_EQ(fake.refused_posts, 0u) << "a credit READ took a slot the send queue did not have";
-      for (uint32_t q = 0; q < 4; ++q) {
-        EXPECT_EQ(st.per_qp[q], 500u);
-        EXPECT_EQ(pt.sq[q].posted, 500u);
-        EXPECT_FALSE(pt.sq[q].reading);
-        EXPECT_LE(pt.sq[q].granted, pt.sq[q].posted);
+    for (Shape sh : {Shape{64, 8, 1}, Shape{64, 8, 4}, Shape{8, 8, 1}, Shape{4, 1, 4}, Shape{3, 2, 2}}) {
+      for (bool bidir : {false, true}) {
+        SCOPED_TRACE("window " + std::to_string(window) + ", tx depth " + std::to_string(sh.tx_depth) +
+                     ", signal every " + std::to_string(sh.every) + ", post list " + std::to_string(sh.post_list) +
+                     (bidir ? ", bidir" : ""));
+        CreditedPoint pt(4, sh.post_list, 500, sh.tx_depth, sh.every);
+        if (!bidir) pt.dev.cq_depth += 4;  // one way: the CQ's room to spare, one entry per QP
+        FakeDevice fake(pt.dev);
+        SlowReceiver rx(fake, 4, window);
+        detail::CreditReads cr = pt.credits(rx, window, bidir ? sh.every : 1);
+        detail::IdleWatch watch(pt.ctl);
+        LoopStats st = detail::bw_initiator_loop(rx, pt.wrs, pt.sq, pt.p, watch, nullptr, &cr);
+        EXPECT_EQ(rx.overruns, 0u);
+        EXPECT_GT(rx.credit_reads, 0u);
+        EXPECT_EQ(cr.in_flight, 0u) << "the loop ended with a credit READ in flight";
+        EXPECT_EQ(fake.refused_posts, 0u) << "a credit READ took a slot the send queue did not have";
+        EXPECT_EQ(fake.cq_overruns, 0u) << "CQ high water " << fake.cq_high_water << " > " << pt.dev.cq_depth;
+        for (uint32_t q = 0; q < 4; ++q) {
+          EXPECT_EQ(st.per_qp[q], 500u);
+          EXPECT_EQ(pt.sq[q].posted, 500u);
+          EXPECT_FALSE(pt.sq[q].reading);
+          EXPECT_LE(pt.sq[q].granted, pt.sq[q].posted);
+        }
       }
     }
   }
