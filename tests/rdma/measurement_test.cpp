@@ -87,6 +87,9 @@ TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
 // little), with a short warm-up or a long one. Warm-up counted in, a warm-up five
 // times the measurement would make it about 6x. (Comparing CPU per message between
 // the two runs does not work under emulation: the per-message cost itself drifts.)
+// The server's "little" is larger: its window closes when the client's DONE comes in
+// over the control channel, a fixed cost that sanitizers stretch (0.1 s over a 0.17 s
+// window once), far below the 5x a counted warm-up would add.
 TEST_F(Measurement, CpuCoversTheMeasuredWindowOnly) {
   struct Case {
     std::vector<std::string> args;
@@ -106,7 +109,7 @@ TEST_F(Measurement, CpuCoversTheMeasuredWindowOnly) {
     EXPECT_GT(num(b, "cpu_seconds"), 0);
     EXPECT_LE(num(b, "cpu_seconds"), window * 1.15 + 0.02);
     EXPECT_GT(num(b, "server_cpu_seconds"), 0);
-    EXPECT_LE(num(b, "server_cpu_seconds"), window * 1.15 + 0.05);
+    EXPECT_LE(num(b, "server_cpu_seconds"), window * 1.15 + 0.15);
   }
 }
 
