@@ -427,15 +427,8 @@ void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
   constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
   for (uint32_t q = 0; q < res.qps.size(); ++q) {
     ibv_sge sge{reinterpret_cast<uintptr_t>(res.tx_region(q)), 0, res.tx_lkey(q)};
-    ibv_send_wr wr{};
+    ibv_send_wr wr = verbs::signaled_read(kFence, &sge, res.remote.rx_region(q), res.remote.rkey_of(q));
     ibv_send_wr* bad = nullptr;
-    wr.wr_id = kFence;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = res.remote.rx_region(q);
-    wr.wr.rdma.rkey = res.remote.rkey_of(q);
     verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
                     "ibv_post_send(zero-length READ behind QP " + std::to_string(q) + "'s WRITEs)");
   }

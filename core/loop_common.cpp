@@ -109,14 +109,8 @@ CreditReads make_credit_reads(const TestResources& r) {
   cr.sge.assign(nqp, ibv_sge{});
   for (uint32_t q = 0; q < nqp; ++q) {
     cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_landing() + q), sizeof(uint64_t), r.credit_mr.lkey()};
-    ibv_send_wr& w = cr.wr[q];
-    w.wr_id = WrId::credit(q);
-    w.sg_list = &cr.sge[q];
-    w.num_sge = 1;
-    w.opcode = IBV_WR_RDMA_READ;
-    w.send_flags = IBV_SEND_SIGNALED;
-    w.wr.rdma.remote_addr = r.remote.credit_addr + q * sizeof(uint64_t);
-    w.wr.rdma.rkey = r.remote.credit_rkey;
+    cr.wr[q] = verbs::signaled_read(WrId::credit(q), &cr.sge[q], r.remote.credit_addr + q * sizeof(uint64_t),
+                                    r.remote.credit_rkey);
     cr.in_flight += r.sq[q].reading;
   }
   return cr;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include <infiniband/verbs.h>
+
 #include "core/verbs/completion_queue.hpp"
 #include "core/verbs/protection_domain.hpp"
 
@@ -74,5 +76,20 @@ class QueuePair {
   uint32_t max_inline_ = 0;
   bool ud_ = false;
 };
+
+// A signaled RDMA READ of `sge` from the peer's `remote_addr` under `rkey`: the
+// setup-side READs the harness posts beside the loops' own WRs (the WRITE fence, the
+// credit READs of SEND on iWARP).
+inline ibv_send_wr signaled_read(uint64_t wr_id, ibv_sge* sge, uint64_t remote_addr, uint32_t rkey) {
+  ibv_send_wr w{};
+  w.wr_id = wr_id;
+  w.sg_list = sge;
+  w.num_sge = 1;
+  w.opcode = IBV_WR_RDMA_READ;
+  w.send_flags = IBV_SEND_SIGNALED;
+  w.wr.rdma.remote_addr = remote_addr;
+  w.wr.rdma.rkey = rkey;
+  return w;
+}
 
 }  // namespace rdmasweep::verbs
