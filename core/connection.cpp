@@ -122,11 +122,16 @@ bool needs_send_credit(const TestConfig& c, const verbs::Device& dev) {
   return dev.is_iwarp() && c.work.op == Op::Send && c.work.mode == Mode::Bw && !is_ud(c);
 }
 
-static int remote_access(const TestConfig& c, Role role) {
+bool fences_writes(const TestConfig& c, const verbs::Device& dev) { return dev.is_iwarp() && c.work.op == Op::Write; }
+
+static int remote_access(const TestConfig& c, const verbs::Device& dev, Role role) {
   // Only the remote access the operation needs: SEND tests open nothing.
   int acc = 0;
   const bool target = role == Role::Target || c.knobs.bidir;  // --bidir: each side is the other's target
-  if (c.work.op == Op::Write && (target || c.work.mode == Mode::Lat)) acc |= IBV_ACCESS_REMOTE_WRITE;
+  if (c.work.op == Op::Write && (target || c.work.mode == Mode::Lat)) {
+    acc |= IBV_ACCESS_REMOTE_WRITE;
+    if (fences_writes(c, dev)) acc |= IBV_ACCESS_REMOTE_READ;  // the writer's fence READs a byte back
+  }
   if (c.work.op == Op::Read && target) acc |= IBV_ACCESS_REMOTE_READ;
   if (is_atomic(c.work.op) && target) acc |= IBV_ACCESS_REMOTE_ATOMIC;
   return acc;
@@ -225,6 +230,11 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       send_credit = uses_srq(cfg, peer) ? cfg.knobs.rx_depth / cfg.work.qps : cfg.knobs.rx_depth;
     }
   }
+  if (fences_writes(cfg, dev)) {
+    fence_word.reset(new uint64_t[1]());
+    fence_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(fence_word.get()), sizeof(uint64_t),
+                                         IBV_ACCESS_LOCAL_WRITE);
+  }
   open_window();
   fill_read_pattern();
   if (shared_cq_ == nullptr) {
@@ -257,7 +267,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
       qps.emplace_back(pd, qp_cq, caps);
     }
     if (caps.ud) qps.back().to_init_ud(dev.port());
-    else qps.back().to_init(dev.port(), remote_access(cfg, role) | (counts_receives_ ? IBV_ACCESS_REMOTE_READ : 0));
+    else qps.back().to_init(dev.port(), remote_access(cfg, dev, role) | (counts_receives_ ? IBV_ACCESS_REMOTE_READ : 0));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -297,7 +307,7 @@ void TestResources::open_window() {
     credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(receive_counts()),
                                               cfg.work.qps * sizeof(uint64_t),
                                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
-  int acc = remote_access(cfg, role);
+  int acc = remote_access(cfg, dev, role);
   if (acc == 0) return;
   if (!cfg.knobs.mr_per_qp) {
     if (!window) window = verbs::MemoryRegion::over(pd, mr.data(), mr.size(), acc | IBV_ACCESS_LOCAL_WRITE);
@@ -425,12 +435,14 @@ void TestResources::post_receives() {
 
 void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
   constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
+  // One byte, not zero: Soft-iWARP answers a zero-length READ that comes in while it is
+  // sending (--bidir) with a stale SGE of its last WQE and ends the connection.
   for (uint32_t q = 0; q < res.qps.size(); ++q) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(res.tx_region(q)), 0, res.tx_lkey(q)};
+    ibv_sge sge{reinterpret_cast<uintptr_t>(res.fence_word.get()), 1, res.fence_mr.lkey()};
     ibv_send_wr wr = verbs::signaled_read(kFence, &sge, res.remote.rx_region(q), res.remote.rkey_of(q));
     ibv_send_wr* bad = nullptr;
     verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
-                    "ibv_post_send(zero-length READ behind QP " + std::to_string(q) + "'s WRITEs)");
+                    "ibv_post_send(one-byte READ behind QP " + std::to_string(q) + "'s WRITEs)");
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (size_t left = res.qps.size(); left > 0;) {
@@ -439,13 +451,13 @@ void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
     if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
     for (int i = 0; i < n; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS)
-        throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "zero-length READ behind the WRITEs"),
+        throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "one-byte READ behind the WRITEs"),
                                      wc[i].status);
       if (wc[i].wr_id == kFence) --left;
     }
     if (n == 0 && std::chrono::steady_clock::now() > deadline)
       throw verbs::Error("the WRITEs had not landed at the peer " + std::to_string(timeout.count() / 1000) +
-                         " s after their completions (no answer to a zero-length READ behind them)");
+                         " s after their completions (no answer to a one-byte READ behind them)");
   }
 }
 

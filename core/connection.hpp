@@ -75,7 +75,7 @@ void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
 class SharedCq;
 class TestResources;
 
-// Returns once every WRITE posted on `res`'s QPs has landed at the peer: a zero-length
+// Returns once every WRITE posted on `res`'s QPs has landed at the peer: a one-byte
 // READ behind them on each QP answers only then. Needed on iWARP, which completes a
 // WRITE once TCP has its data (PointResources::fence_writes says when it is used).
 void fence_writes(TestResources& res, std::chrono::milliseconds timeout);
@@ -156,6 +156,8 @@ class TestResources {
   uint64_t* receive_counts() const { return counts_receives_ ? credit_words.get() : nullptr; }
   // Where this side's READs of the peer's counts land, per QP (send_credit > 0).
   uint64_t* credit_landing() const { return credit_words.get() + cfg.work.qps; }
+  // WRITE on iWARP (fences_writes): where the fence READs' byte lands.
+  std::unique_ptr<uint64_t[]> fence_word;
 
   // Declared in dependency order: destroyed QPs first, PD last.
   verbs::ProtectionDomain pd;
@@ -163,6 +165,7 @@ class TestResources {
   verbs::MemoryRegion window;  // remote access, for one test
   verbs::MemoryRegion credit_mr;      // credit_words, local access: this side's READs land there
   verbs::MemoryRegion credit_window;  // receive_counts(), remote READ, for one test
+  verbs::MemoryRegion fence_mr;       // fence_word, local access
   // --mr-per-qp: each QP region registered on its own (rx and tx, local access), and
   // its remote window; the keys the WRs use then.
   std::vector<verbs::MemoryRegion> rx_mrs, tx_mrs, qp_windows;
@@ -203,5 +206,9 @@ bool uses_srq(const TestConfig& c, Role role);
 // True when `c`'s SENDs on `dev` wait for the receiver's credit (core/send_credits.hpp):
 // bandwidth SEND on iWARP, which has no receiver-not-ready retry.
 bool needs_send_credit(const TestConfig& c, const verbs::Device& dev);
+// True when `c`'s WRITEs on `dev` are fenced by a READ behind them (fence_writes): iWARP,
+// whose WRITE completes once TCP has its data. The writer's target opens its window
+// for that READ too.
+bool fences_writes(const TestConfig& c, const verbs::Device& dev);
 
 }  // namespace rdmasweep

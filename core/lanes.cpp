@@ -55,7 +55,7 @@ void PointResources::close_window() {
 }
 
 void PointResources::fence_writes(std::chrono::milliseconds timeout) {
-  if (!lanes_[0]->dev.is_iwarp() || cfg().work.op != Op::Write) return;
+  if (!fences_writes(cfg(), lanes_[0]->dev)) return;
   for (auto& l : lanes_) rdmasweep::fence_writes(*l, timeout);  // lane by lane: they may share a CQ
 }
 
