@@ -285,11 +285,12 @@ PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::c
   } catch (const verbs::CompletionError& e) {
     if (e.status() == IBV_WC_WR_FLUSH_ERR) throw_server_cause();
     // iWARP has no receiver-not-ready retry: a SEND that finds no receive posted ends
-    // the connection (the peer's TERMINATE, reported here as a local QP error).
+    // the connection (the peer's TERMINATE, reported here as a local QP error). The
+    // credit scheme (core/send_credits.hpp) exists so that this never happens.
     if (e.status() == IBV_WC_LOC_QP_OP_ERR && cfg.work.op == Op::Send && fabric_.dev.is_iwarp())
       throw verbs::CompletionError(std::string(e.what()) +
                                        ": on iWARP a SEND that finds no receive posted ends the connection (no "
-                                       "RNR retry): the receiver fell behind; raise --rx-depth or use fewer QPs",
+                                       "RNR retry), which the SEND credit should rule out: please report it",
                                    e.status());
     throw;
   }
