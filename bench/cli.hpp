@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/knobs.hpp"
 #include "core/sweep.hpp"
 
 namespace boost::program_options {

@@ -14,6 +14,7 @@
 #include "bench/reporter.hpp"
 #include "core/clock.hpp"
 #include "core/cm_connect.hpp"
+#include "core/measured_run.hpp"
 #include "core/refusals.hpp"
 #include "core/session.hpp"
 #include "core/sweep.hpp"

@@ -16,6 +16,7 @@
 #include "bench/hunt/search.hpp"
 #include "core/clock.hpp"
 #include "core/connection.hpp"
+#include "core/measured_run.hpp"
 #include "core/results.hpp"
 #include "core/results/document.hpp"
 #include "core/version.hpp"

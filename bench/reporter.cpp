@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/knobs.hpp"
+
 namespace rdmasweep {
 
 using nlohmann::json;

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/inventory.hpp"
-#include "core/lanes.hpp"
+#include "core/connection.hpp"
 #include "core/verbs/gid.hpp"
 
 namespace rdmasweep {
@@ -76,11 +76,11 @@ uint16_t CmLinks::listen(const verbs::Device& dev) {
   return listener_.port();
 }
 
-void CmLinks::connect_all(PointResources& res, const std::string& host, uint16_t port,
+void CmLinks::connect_all(const std::vector<TestResources*>& lanes, const std::string& host, uint16_t port,
                           std::chrono::milliseconds timeout) {
   uint32_t i = 0;
-  for (uint32_t t = 0; t < res.threads(); ++t) {
-    TestResources& lane = res.lane(t);
+  for (TestResources* l : lanes) {
+    TestResources& lane = *l;
     for (uint32_t q = 0; q < lane.qps.size(); ++q, ++i) {
       verbs::CmId id(channel_);
       id.resolve(channel_, host, port, timeout);
@@ -107,10 +107,11 @@ void CmLinks::connect_all(PointResources& res, const std::string& host, uint16_t
   }
 }
 
-void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout, const std::function<void()>& idle) {
+void CmLinks::accept_all(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout,
+                         const std::function<void()>& idle) {
   std::vector<std::pair<uint32_t, uint32_t>> where;  // global QP index -> (lane, QP)
-  for (uint32_t t = 0; t < res.threads(); ++t)
-    for (uint32_t q = 0; q < res.lane(t).qps.size(); ++q) where.emplace_back(t, q);
+  for (uint32_t t = 0; t < lanes.size(); ++t)
+    for (uint32_t q = 0; q < lanes[t]->qps.size(); ++q) where.emplace_back(t, q);
   std::vector<bool> taken(where.size(), false);
   size_t accepted = 0, established = 0;
   while (established < where.size()) {
@@ -131,7 +132,7 @@ void CmLinks::accept_all(PointResources& res, std::chrono::milliseconds timeout,
       throw Error("rdma_cm: a connection request with no valid QP index (not from this point's client?)");
     }
     taken[i] = true;
-    TestResources& lane = res.lane(where[i].first);
+    TestResources& lane = *lanes[where[i].first];
     const uint32_t q = where[i].second;
     check_device(id, lane.dev, "the client");
     const bool ours = !lane.dev.is_iwarp();  // iWARP: the provider moves the QP (connect_all)

@@ -18,7 +18,6 @@
 
 namespace rdmasweep {
 
-class PointResources;
 class TestResources;
 
 // Where routing sends the connections: device, port and source GID.
@@ -40,11 +39,13 @@ class CmLinks {
   // Server: listens on every address, on a port the kernel picks (returned); on an
   // iWARP device IPv4 only (verbs::CmId::listen_any).
   uint16_t listen(const verbs::Device& dev);
-  // Client: connects every QP of `res` (lane order) to host:port; each step within `timeout`.
-  void connect_all(PointResources& res, const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
-  // Server: accepts one connection per QP of `res`, waiting at most `timeout` for each
+  // Client: connects every QP of a point's `lanes` (in order) to host:port; each step within `timeout`.
+  void connect_all(const std::vector<TestResources*>& lanes, const std::string& host, uint16_t port,
+                   std::chrono::milliseconds timeout);
+  // Server: accepts one connection per QP of `lanes`, waiting at most `timeout` for each
   // event; `idle` runs while it waits (the control channel: a client that gave up).
-  void accept_all(PointResources& res, std::chrono::milliseconds timeout, const std::function<void()>& idle = {});
+  void accept_all(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout,
+                  const std::function<void()>& idle = {});
 
  private:
   verbs::CmChannel channel_;

@@ -52,26 +52,6 @@ Mode parse_mode(const std::string& s) {
   throw ConfigError("mode: '" + s + "' is not one of bw, lat");
 }
 
-static void require(bool ok, const std::string& what) {
-  if (!ok) throw ConfigError(what);
-}
-
-void validate(const TestConfig& c, const PointContext& ctx) {
-  const Workload& w = c.work;
-  const LoopKnobs& k = c.knobs;
-  // size's own words first (the table's range would say the same less plainly).
-  require(w.size >= 1, "size: a message must carry at least 1 byte (got 0)");
-  require(w.size <= (1ull << 30), "size: " + std::to_string(w.size) + " bytes is over the 1 GiB limit");
-  for (const Knob& kn : knobs()) check_knob_range(kn, kn.get(c));
-  require(w.duration >= 0 && w.duration <= 86400, "duration: must be between 0 and 86400 seconds");
-  require(w.duration > 0 || w.iters >= 1, "iters: at least 1 measured iteration is needed (or set a duration)");
-  require(w.iters <= (1ull << 40), "iters: " + std::to_string(w.iters) + " is too large");
-  require(w.warmup <= (1ull << 32), "warmup: " + std::to_string(w.warmup) + " is too large");
-  require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
-          "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
-  check_refusals(c, ctx);  // the combinations that cannot run: core/refusals.cpp
-}
-
 uint32_t default_inline(Op op) {
   switch (op) {
     case Op::Send: return 236;
@@ -142,44 +122,6 @@ TestConfig cap_to_cq(const TestConfig& c, uint64_t max_cqe) {
     }
   }
   return t;
-}
-
-std::string point_name(const TestConfig& c) {
-  std::string n = std::string(to_string(c.work.op)) + "/" + to_string(c.work.mode) + "/qps:" + std::to_string(c.work.qps) +
-                  "/size:" + std::to_string(c.work.size) + "/cq:" + std::to_string(cq_depth_for(c));
-  // The tagged knobs appear only when they differ from their defaults, so names stay
-  // short and every point of a sweep over them stays distinct.
-  for (const Knob& k : knobs()) {
-    uint64_t v = k.get(c);
-    if (!k.tag || v == k.def) continue;
-    n += std::string("/") + k.tag;
-    if (named_kind(k.kind)) n += std::string(":") + named_value(k.kind, v);
-    else if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
-  }
-  return n;
-}
-
-void to_json(nlohmann::json& j, const TestConfig& c) {
-  j = {{"iters", c.work.iters}, {"duration", c.work.duration}, {"warmup", c.work.warmup}};
-  for (const Knob& k : knobs()) j[k.key] = knob_json(k, k.get(c));
-}
-
-void from_json(const nlohmann::json& j, TestConfig& c) {
-  if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!find_knob(it.key()) && it.key() != "iters" && it.key() != "duration" && it.key() != "warmup")
-      throw ConfigError("unknown key '" + it.key() + "'");
-  for (const Knob& k : knobs())
-    if (j.contains(k.key)) k.set(c, knob_from_json(k, j.at(k.key)));
-  for (auto [key, field] : {std::pair{"iters", &c.work.iters}, std::pair{"warmup", &c.work.warmup}}) {
-    if (!j.contains(key)) continue;
-    if (!j.at(key).is_number_unsigned()) throw ConfigError(std::string(key) + ": must be a non-negative integer");
-    *field = j.at(key).get<uint64_t>();
-  }
-  if (j.contains("duration")) {
-    if (!j["duration"].is_number()) throw ConfigError("duration: must be a number of seconds");
-    c.work.duration = j["duration"].get<double>();
-  }
 }
 
 uint64_t parse_size(const std::string& s) {

@@ -7,8 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/knobs.hpp"
-#include "core/refusals.hpp"
+#include "core/knob_table.hpp"
 
 namespace rdmasweep {
 
@@ -85,11 +84,6 @@ uint32_t default_inline(Op op);
 // `device_max` bytes: the explicit knob, or for auto default_inline bounded by the device.
 uint32_t inline_limit(const TestConfig& c, uint32_t device_max);
 
-// Throws ConfigError naming the field and why: each knob's range, then the table of
-// combinations that cannot run (core/refusals.hpp). Device limits are checked later,
-// by the connection, against the opened device.
-void validate(const TestConfig& c, const PointContext& ctx = {});
-
 // QPs of a point on each side: --qps per thread.
 inline uint64_t total_qps(const TestConfig& c) { return uint64_t{c.work.qps} * c.knobs.threads; }
 // CQs of a point on each side: one per thread, or one shared (--cq-scope process).
@@ -108,12 +102,6 @@ uint32_t cq_depth_for(const TestConfig& c);  // knobs.cq_depth, or the requireme
 // have outstanding fits one CQ of `max_cqe` entries. Throws ConfigError when not even
 // one WR per QP fits. An explicit cq_depth is never changed.
 TestConfig cap_to_cq(const TestConfig& c, uint64_t max_cqe);
-
-// Benchmark name that encodes the point, e.g. "write/bw/qps:16/size:4096/cq:1024".
-std::string point_name(const TestConfig& c);
-
-void to_json(nlohmann::json& j, const TestConfig& c);
-void from_json(const nlohmann::json& j, TestConfig& c);  // strict: unknown keys rejected
 
 // Parses "4096", "4k", "64K", "1m", "1MiB" into bytes; throws ConfigError.
 uint64_t parse_size(const std::string& s);

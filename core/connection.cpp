@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/inventory.hpp"
+#include "core/knobs.hpp"
 #include "core/refusals.hpp"
 #include "core/verbs/errors.hpp"
 #include "core/validate.hpp"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
-#include "core/sweep.hpp"
+#include "core/sweep_spec.hpp"
 
 namespace rdmasweep {
 
@@ -153,6 +153,44 @@ json knobs_table_json() {
                  {"default", knob_json(k, k.def)},
                  {"help", k.help}});
   return a;
+}
+
+std::string point_name(const TestConfig& c) {
+  std::string n = std::string(to_string(c.work.op)) + "/" + to_string(c.work.mode) + "/qps:" + std::to_string(c.work.qps) +
+                  "/size:" + std::to_string(c.work.size) + "/cq:" + std::to_string(cq_depth_for(c));
+  // The tagged knobs appear only when they differ from their defaults, so names stay
+  // short and every point of a sweep over them stays distinct.
+  for (const Knob& k : knobs()) {
+    uint64_t v = k.get(c);
+    if (!k.tag || v == k.def) continue;
+    n += std::string("/") + k.tag;
+    if (named_kind(k.kind)) n += std::string(":") + named_value(k.kind, v);
+    else if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
+  }
+  return n;
+}
+
+void to_json(nlohmann::json& j, const TestConfig& c) {
+  j = {{"iters", c.work.iters}, {"duration", c.work.duration}, {"warmup", c.work.warmup}};
+  for (const Knob& k : knobs()) j[k.key] = knob_json(k, k.get(c));
+}
+
+void from_json(const nlohmann::json& j, TestConfig& c) {
+  if (!j.is_object()) throw ConfigError("test configuration must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!find_knob(it.key()) && it.key() != "iters" && it.key() != "duration" && it.key() != "warmup")
+      throw ConfigError("unknown key '" + it.key() + "'");
+  for (const Knob& k : knobs())
+    if (j.contains(k.key)) k.set(c, knob_from_json(k, j.at(k.key)));
+  for (auto [key, field] : {std::pair{"iters", &c.work.iters}, std::pair{"warmup", &c.work.warmup}}) {
+    if (!j.contains(key)) continue;
+    if (!j.at(key).is_number_unsigned()) throw ConfigError(std::string(key) + ": must be a non-negative integer");
+    *field = j.at(key).get<uint64_t>();
+  }
+  if (j.contains("duration")) {
+    if (!j["duration"].is_number()) throw ConfigError("duration: must be a number of seconds");
+    c.work.duration = j["duration"].get<double>();
+  }
 }
 
 }  // namespace rdmasweep

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "core/cm_connect.hpp"
-#include "core/session.hpp"
+#include "core/measured_run.hpp"
+#include "core/refusals.hpp"
 
 namespace rdmasweep {
 

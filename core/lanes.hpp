@@ -33,6 +33,11 @@ class PointResources {
   uint32_t threads() const { return static_cast<uint32_t>(lanes_.size()); }
   TestResources& lane(uint32_t t) { return *lanes_[t]; }
   const TestResources& lane(uint32_t t) const { return *lanes_[t]; }
+  std::vector<TestResources*> lanes() const {
+    std::vector<TestResources*> out;
+    for (const auto& l : lanes_) out.push_back(l.get());
+    return out;
+  }
   const TestConfig& cfg() const { return lanes_[0]->cfg; }
   uint64_t slot_bytes() const { return lanes_[0]->msg_stride; }  // per message: what the peer sizes by
 

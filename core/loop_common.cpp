@@ -1,5 +1,4 @@
 #include "core/loop_common.hpp"
-#include "core/send_credits.hpp"
 
 #include <poll.h>
 #include <time.h>
@@ -93,27 +92,6 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
     if (q < r.ah.size()) w.set_datagram(q, r.ah[q].get(), r.peer_qpn[q], verbs::kUdQkey);
   }
   return w;
-}
-
-CreditReads make_credit_reads(const TestResources& r) {
-  CreditReads cr;
-  if (r.send_credit == 0) return cr;
-  if (r.remote.credit_rkey == 0)
-    throw verbs::Error("the peer grants no READ of its receive count, which SEND on iWARP needs: run the same rdmasweep "
-                "version on both sides");
-  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
-  cr.window = r.send_credit;
-  cr.reserve = posts_receives(r.cfg, r.role) ? effective_signal_every(r.cfg) : 1;  // read_fits
-  cr.landed = r.credit_landing();
-  cr.wr.assign(nqp, ibv_send_wr{});
-  cr.sge.assign(nqp, ibv_sge{});
-  for (uint32_t q = 0; q < nqp; ++q) {
-    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_landing() + q), sizeof(uint64_t), r.credit_mr.lkey()};
-    cr.wr[q] = verbs::signaled_read(WrId::credit(q), &cr.sge[q], r.remote.credit_addr + q * sizeof(uint64_t),
-                                    r.remote.credit_rkey);
-    cr.in_flight += r.sq[q].reading;
-  }
-  return cr;
 }
 
 Receives::Receives(const TestResources& r)

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
+#include "core/knobs.hpp"
 
 namespace rdmasweep {
 
@@ -143,6 +144,26 @@ std::string refusals_markdown() {
   for (const Refusal& r : kRefusals)
     md += std::string("| ") + r.knobs + " | " + r.when + " | " + r.reason + " |\n";
   return md;
+}
+
+static void require(bool ok, const std::string& what) {
+  if (!ok) throw ConfigError(what);
+}
+
+void validate(const TestConfig& c, const PointContext& ctx) {
+  const Workload& w = c.work;
+  const LoopKnobs& k = c.knobs;
+  // size's own words first (the table's range would say the same less plainly).
+  require(w.size >= 1, "size: a message must carry at least 1 byte (got 0)");
+  require(w.size <= (1ull << 30), "size: " + std::to_string(w.size) + " bytes is over the 1 GiB limit");
+  for (const Knob& kn : knobs()) check_knob_range(kn, kn.get(c));
+  require(w.duration >= 0 && w.duration <= 86400, "duration: must be between 0 and 86400 seconds");
+  require(w.duration > 0 || w.iters >= 1, "iters: at least 1 measured iteration is needed (or set a duration)");
+  require(w.iters <= (1ull << 40), "iters: " + std::to_string(w.iters) + " is too large");
+  require(w.warmup <= (1ull << 32), "warmup: " + std::to_string(w.warmup) + " is too large");
+  require(k.mtu == 0 || k.mtu == 256 || k.mtu == 512 || k.mtu == 1024 || k.mtu == 2048 || k.mtu == 4096,
+          "mtu: " + std::to_string(k.mtu) + " is not a path MTU: use 256, 512, 1024, 2048 or 4096 (0: the ports' own)");
+  check_refusals(c, ctx);  // the combinations that cannot run: core/refusals.cpp
 }
 
 }  // namespace rdmasweep

@@ -19,6 +19,11 @@ struct PointContext {
   bool cm = false;  // client --cm: RDMA-CM connects RC QPs
 };
 
+// Throws ConfigError naming the field and why: each knob's range, then the table of
+// combinations that cannot run (core/refusals.hpp). Device limits are checked later,
+// by the connection, against the opened device.
+void validate(const TestConfig& c, const PointContext& ctx = {});
+
 struct Refusal {
   const char* id;      // stable name, e.g. "validate-bidir"
   const char* knobs;   // knob keys and options involved, comma-separated

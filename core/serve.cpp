@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "core/cm_connect.hpp"
+#include "core/knobs.hpp"
 #include "core/point_checks.hpp"
 #include "core/session.hpp"
-#include "core/session_parts.hpp"
 
 namespace rdmasweep {
 
@@ -28,7 +28,7 @@ static void take_abandon(const control::Message& m) {
 // --cm: accepts the client's RDMA-CM connection of every QP on the listener announced
 // in SETUP_OK, then posts the initial receives (before READY, as connect() does).
 static void accept_by_cm(PointResources& res, control::Channel& ch, const SessionOptions& opt) {
-  res.cm->accept_all(res, opt.timeout, [&ch] {
+  res.cm->accept_all(res.lanes(), opt.timeout, [&ch] {
     // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
     if (auto m = ch.try_recv()) {
       take_abandon(*m);

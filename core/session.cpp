@@ -1,137 +1,15 @@
 #include "core/session.hpp"
 
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "core/cm_connect.hpp"
 #include "core/inventory.hpp"
+#include "core/measured_run.hpp"
 #include "core/point_checks.hpp"
-#include "core/session_parts.hpp"
 
 namespace rdmasweep {
 
 using control::MsgType;
 using namespace std::chrono_literals;
-
-static std::string hostname() {
-  char b[256] = {};
-  gethostname(b, sizeof b - 1);
-  return b;
-}
-
-static std::string kernel() {
-  utsname u{};
-  uname(&u);
-  return std::string(u.sysname) + " " + u.release;
-}
-
-void log_qps(const PointResources& res, const char* side,
-             const std::function<void(const std::string&)>& log) {
-  if (!log) return;
-  log(std::string(side) + " " + point_name(res.cfg()) + ": " + std::to_string(total_qps(res.cfg())) + " QPs connected");
-  size_t i = 0;
-  for (uint32_t t = 0; t < res.threads(); ++t)
-    for (const verbs::QueuePair& qp : res.lane(t).qps)
-      log("  QP " + std::to_string(i++) + (res.threads() > 1 ? " (thread " + std::to_string(t) + ") " : " ") + qp.describe());
-}
-
-LocalFabric LocalFabric::open(const FabricConfig& f) {
-  verbs::Device dev = verbs::Device::open(f.device, f.port);
-  GidEntry gid = select_gid(dev, f.gid_index);
-  PortCounters counters = PortCounters::open(dev.name(), dev.port());
-  return LocalFabric{std::move(dev), gid, std::move(counters)};
-}
-
-control::Hello LocalFabric::hello() const {
-  control::Hello h;
-  h.tool_version = RDMASWEEP_VERSION;
-  h.host = hostname();
-  h.device = dev.name();
-  h.firmware = dev.firmware();
-  h.link_layer = verbs::link_layer_name(dev.port_attr().link_layer);
-  h.kernel = kernel();
-  h.active_mtu = static_cast<uint32_t>(verbs::mtu_bytes(dev.port_attr().active_mtu));
-  h.rate_gbps = verbs::port_rate_gbps(dev.port_attr());
-  h.max_qp = static_cast<uint32_t>(dev.attr().max_qp);
-  h.max_cqe = static_cast<uint32_t>(dev.attr().max_cqe);
-  h.max_qp_rd_atom = static_cast<uint32_t>(dev.attr().max_qp_rd_atom);
-  h.gid = gid_to_string(gid.gid);
-  h.gid_index = gid.index;
-  h.gid_type = gid.type;
-  h.capabilities = capabilities_json(capabilities(dev));
-  return h;
-}
-
-void take_latency(PointResult& out, LatStats&& st) {
-  out.seconds = st.seconds;
-  out.per_qp = st.per_qp;
-  out.latency = true;
-  out.hist = std::move(st.hist);
-  out.qp_lat_min_ns = std::move(st.qp_min_ns);
-  out.qp_lat_max_ns = std::move(st.qp_max_ns);
-  out.qp_lat_mean_ns.clear();
-  for (size_t q = 0; q < st.per_qp.size(); ++q)
-    out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
-}
-
-double effective_interval(double asked, const Workload& w) {
-  return asked >= 0 ? asked : w.duration > 0 ? kDefaultInterval : 0;
-}
-
-nlohmann::json interval_context(double asked) {
-  return {{"seconds", asked >= 0 ? asked : kDefaultInterval}, {"points", asked >= 0 ? "all" : "duration"}};
-}
-
-PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
-                          const std::function<void()>& after_warmup) {
-  const TestConfig& cfg = res.cfg;
-  const Workload& w = cfg.work;
-  PointResult out;
-  out.cfg = cfg;
-  out.name = point_name(cfg);
-  out.inline_size = res.inline_size;
-  out.outs = res.rd_atomic;
-  out.send_credit = res.send_credit;
-  sent.assign(w.qps, 0);
-  if (w.mode == Mode::Bw) {
-    res.arrivals.reset(both_ways_send(cfg) ? w.qps : 0);
-    if (w.warmup > 0) {
-      LoopStats warm = run_bw_initiator(res, w.warmup, 0, ctl);
-      for (uint32_t q = 0; q < w.qps; ++q) sent[q] += warm.per_qp[q];
-    }
-    if (after_warmup) after_warmup();
-    // Both ways: the measured loop also waits for every message the peer sends (as many).
-    if (both_ways_send(cfg)) res.arrivals.wait_for(w.warmup + w.iters);
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
-    out.cpu_seconds = st.cpu_seconds;
-    out.seconds = st.seconds;
-    out.began = st.began;
-    out.ended = st.ended;
-    out.per_qp = st.per_qp;
-    out.timeline = std::move(st.timeline);
-    for (uint32_t q = 0; q < w.qps; ++q) sent[q] += st.per_qp[q];
-  } else {
-    LatStats st = run_lat_initiator(res, w.warmup, w.iters, w.duration, ctl, interval);
-    out.cpu_seconds = st.cpu_seconds;
-    out.began = st.began;
-    out.ended = st.ended;
-    out.timeline = std::move(st.timeline);
-    for (uint32_t q = 0; q < w.qps; ++q) sent[q] = st.per_qp[q] + w.warmup;
-    take_latency(out, std::move(st));
-  }
-  out.messages = 0;
-  for (uint64_t v : out.per_qp) out.messages += v;
-  out.bytes = out.messages * w.size;
-  return out;
-}
-
-int memory_node(const SessionOptions& opt) { return opt.placement ? opt.placement->numa_node : -1; }
-
-control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& opt) {
-  control::Hello h = fabric.hello();
-  if (opt.placement) h.cpus = cpu_list_text(opt.placement->cpus) + ": " + opt.placement->source;
-  return h;
-}
 
 // ---- client ----
 
@@ -165,11 +43,6 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
 static std::chrono::steady_clock::time_point last_traffic(const PointResult& r) {
   if (r.cfg.knobs.bidir || r.ended == std::chrono::steady_clock::time_point{}) return std::chrono::steady_clock::now();
   return r.ended;
-}
-
-CounterValues sample(const LocalFabric& f) { return f.counters.available() ? f.counters.read() : CounterValues{}; }
-CounterValues sample_after(const LocalFabric& f, std::chrono::steady_clock::time_point last_traffic) {
-  return f.counters.available() ? f.counters.read_after_traffic(last_traffic) : CounterValues{};
 }
 
 PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
@@ -218,7 +91,7 @@ static void connect_by_cm(PointResources& res, const std::vector<control::Endpoi
     throw verbs::Error("--cm: the server offered no RDMA-CM listener (an older rdmasweep server?): run the same "
                        "rdmasweep version on both hosts");
   res.cm = std::make_unique<CmLinks>();
-  res.cm->connect_all(res, opt.cm_address, peer[0].cm_port, opt.timeout);
+  res.cm->connect_all(res.lanes(), opt.cm_address, peer[0].cm_port, opt.timeout);
   res.set_remote(peer);
   for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/connection.hpp"
+#include "core/side.hpp"
 #include "core/counters.hpp"
 #include "core/control/channel.hpp"
 #include "core/lanes.hpp"
@@ -20,53 +21,6 @@
 #include "core/wall_time.hpp"
 
 namespace rdmasweep {
-
-// This process's fabric, opened once: device, port and chosen GID.
-struct LocalFabric {
-  verbs::Device dev;
-  GidEntry gid;
-  PortCounters counters;  // may have none (available() false)
-  static LocalFabric open(const FabricConfig& f);
-  control::Hello hello() const;
-};
-
-constexpr double kDefaultInterval = 0.1;
-
-struct SessionOptions {
-  std::chrono::milliseconds timeout{10000};  // handshake steps and peer silence
-  const std::atomic<bool>* interrupted = nullptr;
-  // Client: seconds between throughput-over-time samples (--interval); 0: none;
-  // negative: kDefaultInterval for duration-mode points, none for counted ones (whose
-  // loop then never reads the clock mid-window).
-  double interval = -1;
-  // When set, every QP's state and attributes are logged after connection (--verbose).
-  std::function<void(const std::string&)> verbose;
-  // Where a point's threads run (--cpus, or the device's NUMA node); null: unpinned.
-  const Placement* placement = nullptr;
-  // Client: say in HELLO that this client runs beside another on purpose (Hello::beside).
-  bool beside = false;
-  // Client --cm: the server's address its QPs connect to with RDMA-CM (HELLO says so,
-  // and the server listens for them); empty: QPs connect from the exchanged QP data.
-  std::string cm_address;
-};
-
-// The interval a point samples throughput over time at: `asked` (--interval), or
-// when negative kDefaultInterval for duration points and none for counted ones.
-double effective_interval(double asked, const Workload& w);
-// The results context's record of it: {"seconds", "points": "all" | "duration"}.
-nlohmann::json interval_context(double asked);
-
-// The initiator's measured run of one point on connected resources: the warm-up
-// (bandwidth: a loop of its own; latency: inside the loop), the measured loop and the
-// point's figures. `sent` gets what was posted per QP, warm-up included (what the
-// peer must have received). The client and every mesh flow run exactly this.
-// `after_warmup`, when set, runs between the bandwidth warm-up and the measured loop
-// (threads of one point meet there, core/lanes.hpp).
-PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
-                          const std::function<void()>& after_warmup = {});
-
-// Moves a latency loop's figures (histogram, per-QP min/mean/max) into a result.
-void take_latency(PointResult& out, LatStats&& st);
 
 class ClientSession {
  public:

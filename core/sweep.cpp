@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/knobs.hpp"
+
 namespace rdmasweep {
 
 using nlohmann::json;

@@ -1,6 +1,7 @@
 #include "bench/hunt/space.hpp"
 
 #include "core/counters.hpp"
+#include "core/knobs.hpp"
 
 #include <algorithm>
 #include <cstring>

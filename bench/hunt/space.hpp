@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
+#include "core/knobs.hpp"
 #include "core/sweep.hpp"
 
 namespace rdmasweep::hunt {

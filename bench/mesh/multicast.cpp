@@ -16,6 +16,7 @@
 
 #include "bench/commands.hpp"
 #include "bench/mesh/report.hpp"
+#include "core/knobs.hpp"
 #include "core/multicast.hpp"
 #include "core/results.hpp"
 

@@ -20,7 +20,9 @@
 #include "bench/commands.hpp"
 #include "bench/mesh/report.hpp"
 #include "core/connection.hpp"
+#include "core/knobs.hpp"
 #include "core/loop.hpp"
+#include "core/measured_run.hpp"
 #include "core/results.hpp"
 
 namespace rdmasweep::mesh_detail {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/knobs.hpp"
+#include "core/measured_run.hpp"
 #include "core/results.hpp"
 #include "core/version.hpp"
 

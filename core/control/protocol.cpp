@@ -1,4 +1,6 @@
 #include "core/control/protocol.hpp"
+#include "core/knobs.hpp"
+#include "core/refusals.hpp"
 
 #include <algorithm>
 

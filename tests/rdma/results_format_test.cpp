@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.hpp"
+#include "core/knobs.hpp"
 #include "core/sweep.hpp"
 #include "tests/support/gbench_fields.hpp"
 #include "tests/support/process.hpp"

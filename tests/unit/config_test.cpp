@@ -1,4 +1,6 @@
 #include "core/config.hpp"
+#include "core/knobs.hpp"
+#include "core/refusals.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "core/loop_lat.hpp"
+#include "core/refusals.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

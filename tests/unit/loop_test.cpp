@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "core/loop_bw.hpp"
+#include "core/refusals.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

@@ -1,4 +1,5 @@
 #include "core/control/protocol.hpp"
+#include "core/knobs.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,6 +13,7 @@
 
 #include "core/config.hpp"
 #include "core/histogram.hpp"
+#include "core/knobs.hpp"
 #include "core/results.hpp"
 #include "core/results/aggregates.hpp"
 #include "core/results/report.hpp"

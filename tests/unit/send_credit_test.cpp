@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/loop_bw.hpp"
+#include "core/refusals.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

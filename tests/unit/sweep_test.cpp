@@ -1,3 +1,4 @@
+#include "core/knobs.hpp"
 #include "core/sweep.hpp"
 
 #include <gtest/gtest.h>

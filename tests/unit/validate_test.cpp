@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/connection.hpp"
+#include "core/refusals.hpp"
 #include "core/validate.hpp"
 #include "core/verbs/errors.hpp"
 
