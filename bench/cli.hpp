@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/knobs.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/sweep.hpp"
 
 namespace boost::program_options {
 class options_description;
@@ -28,7 +28,7 @@ struct Common {
   FabricConfig fabric;
   uint16_t port = 18515;
   int timeout_s = 10;  // handshake steps and peer silence
-  std::string cpus;    // --cpus: empty for the default placement (core/placement.hpp)
+  std::string cpus;    // --cpus: empty for the default placement (core/host/placement.hpp)
   bool verbose = false;
   bool help = false;
 };
@@ -122,7 +122,7 @@ void check_interval(bool given, double interval);
 // a line on stderr ("<prefix>: <point>: capped to fit <whose> max_cqe ...") says so
 // (no line when prefix is null: another process says it).
 void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::string& whose, const char* prefix);
-// One knob's option, flag and help from the knob table (core/knobs.hpp): its value lands
+// One knob's option, flag and help from the knob table (core/config/knob_table.hpp): its value lands
 // in axis[key]; a Flag alone (--srq) means 1.
 void add_knob_option(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,
                      const Knob& k);

@@ -12,12 +12,12 @@
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/reporter.hpp"
-#include "core/clock.hpp"
-#include "core/cm_connect.hpp"
-#include "core/measured_run.hpp"
-#include "core/refusals.hpp"
-#include "core/session.hpp"
-#include "core/sweep.hpp"
+#include "core/config/refusals.hpp"
+#include "core/config/sweep.hpp"
+#include "core/measure/clock.hpp"
+#include "core/point/cm_connect.hpp"
+#include "core/point/measured_run.hpp"
+#include "core/point/session.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep {

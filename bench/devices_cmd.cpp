@@ -8,8 +8,8 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/counters.hpp"
-#include "core/inventory.hpp"
+#include "core/host/counters.hpp"
+#include "core/host/inventory.hpp"
 
 namespace rdmasweep {
 

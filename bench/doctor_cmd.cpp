@@ -12,10 +12,10 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/connection.hpp"
 #include "core/control/channel.hpp"
-#include "core/inventory.hpp"
-#include "core/session.hpp"
+#include "core/engine/connection.hpp"
+#include "core/host/inventory.hpp"
+#include "core/point/session.hpp"
 
 namespace rdmasweep {
 

@@ -8,7 +8,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 #include "core/control/channel.hpp"
 #include "core/version.hpp"
 

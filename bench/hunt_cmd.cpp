@@ -14,11 +14,11 @@
 #include "bench/hunt/report.hpp"
 #include "bench/hunt/runner.hpp"
 #include "bench/hunt/search.hpp"
-#include "core/clock.hpp"
-#include "core/connection.hpp"
-#include "core/measured_run.hpp"
-#include "core/results.hpp"
+#include "core/engine/connection.hpp"
+#include "core/measure/clock.hpp"
+#include "core/point/measured_run.hpp"
 #include "core/results/document.hpp"
+#include "core/results/model.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep {

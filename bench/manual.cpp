@@ -19,9 +19,9 @@
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/mesh/options.hpp"
-#include "core/config.hpp"
-#include "core/knobs.hpp"
-#include "core/refusals.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
 #include "core/version.hpp"
 
 
@@ -271,8 +271,8 @@ int help_main(int argc, char** argv) {
   if (argc > 2) throw cli::UsageError("give one command or flag, got '" + what + "' and '" + argv[2] + "'");
   if (what == "--man") std::cout << man_page();
   else if (what == "--bash-completion") std::cout << bash_completion();
-  else if (what == "--knobs") std::cout << knobs_table_json().dump(2) << "\n";  // core/knobs.hpp, for tools and tests
-  else if (what == "--refusals") std::cout << refusals_json().dump(2) << "\n";  // core/refusals.hpp (tools/combos)
+  else if (what == "--knobs") std::cout << knobs_table_json().dump(2) << "\n";  // core/config/knobs.hpp, for tools and tests
+  else if (what == "--refusals") std::cout << refusals_json().dump(2) << "\n";  // core/config/refusals.hpp (tools/combos)
   else if (what == "--refusals-md") std::cout << refusals_markdown();  // docs/usage.md's "cannot combine" table
   else if (what == "--configs") {
     std::vector<std::string> files = installed_sweeps();

@@ -33,7 +33,7 @@
 #include "bench/commands.hpp"
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/plan.hpp"
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 
 namespace rdmasweep {
 

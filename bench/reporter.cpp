@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/knobs.hpp"
+#include "core/config/knobs.hpp"
 
 namespace rdmasweep {
 

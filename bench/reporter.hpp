@@ -13,10 +13,10 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
-#include "core/results.hpp"
+#include "core/config/config.hpp"
+#include "core/measure/wall_time.hpp"
+#include "core/results/model.hpp"
 #include "core/results/report.hpp"
-#include "core/wall_time.hpp"
 
 namespace rdmasweep {
 

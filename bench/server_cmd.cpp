@@ -12,8 +12,8 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
-#include "core/refusals.hpp"
-#include "core/session.hpp"
+#include "core/config/refusals.hpp"
+#include "core/point/session.hpp"
 
 namespace rdmasweep {
 

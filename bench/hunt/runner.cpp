@@ -4,7 +4,7 @@
 #include <exception>
 #include <thread>
 
-#include "core/results.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep::hunt {
 

@@ -1,5 +1,5 @@
 // `rdmasweep hunt`'s measuring side: runs candidates against `rdmasweep server`
-// through the client's own session (core/session.hpp), an aggressor on a second
+// through the client's own session (core/point/session.hpp), an aggressor on a second
 // connection beside the victim, and records every run as a results entry.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "bench/hunt/oracles.hpp"
+#include "core/point/session.hpp"
 #include "core/results/report.hpp"
-#include "core/session.hpp"
 
 namespace rdmasweep::hunt {
 

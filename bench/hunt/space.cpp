@@ -1,7 +1,7 @@
 #include "bench/hunt/space.hpp"
 
-#include "core/counters.hpp"
-#include "core/knobs.hpp"
+#include "core/config/knobs.hpp"
+#include "core/host/counters.hpp"
 
 #include <algorithm>
 #include <cstring>

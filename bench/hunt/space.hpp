@@ -1,5 +1,5 @@
 // `rdmasweep hunt`'s search space: the values each knob may take (a sweep's axes,
-// core/sweep.hpp), the oracles' thresholds and the search's own settings, from
+// core/config/sweep.hpp), the oracles' thresholds and the search's own settings, from
 // defaults or a --space file. Candidates are points of the axes' product.
 #pragma once
 
@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
-#include "core/knobs.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/sweep.hpp"
 
 namespace rdmasweep::hunt {
 

@@ -16,9 +16,9 @@
 
 #include "bench/commands.hpp"
 #include "bench/mesh/report.hpp"
-#include "core/knobs.hpp"
-#include "core/multicast.hpp"
-#include "core/results.hpp"
+#include "core/config/knobs.hpp"
+#include "core/engine/multicast.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep::mesh_detail {
 

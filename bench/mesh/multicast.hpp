@@ -1,5 +1,5 @@
 // `rdmasweep mesh --pattern multicast`: rank 0 sends UD datagrams to a group that
-// every other rank joined (core/multicast.hpp); after each point rank 0 tells each
+// every other rank joined (core/engine/multicast.hpp); after each point rank 0 tells each
 // receiver how many it sent, each receiver says what arrived, and rank 0 reports the
 // sender's row and one row per receiver (received, lost, rates, and latency where
 // the receiver shares the sender's clock).
@@ -11,8 +11,8 @@
 
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/world.hpp"
-#include "core/config.hpp"
-#include "core/session.hpp"
+#include "core/config/config.hpp"
+#include "core/point/session.hpp"
 
 namespace rdmasweep::mesh_detail {
 

@@ -11,8 +11,8 @@
 #include <boost/program_options.hpp>
 
 #include "bench/cli.hpp"
-#include "core/clock.hpp"
-#include "core/multicast.hpp"
+#include "core/engine/multicast.hpp"
+#include "core/measure/clock.hpp"
 
 namespace rdmasweep::mesh_detail {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/config.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/sweep.hpp"
 
 namespace rdmasweep::mesh_detail {
 

@@ -19,11 +19,11 @@
 
 #include "bench/commands.hpp"
 #include "bench/mesh/report.hpp"
-#include "core/connection.hpp"
-#include "core/knobs.hpp"
-#include "core/loop.hpp"
-#include "core/measured_run.hpp"
-#include "core/results.hpp"
+#include "core/config/knobs.hpp"
+#include "core/engine/connection.hpp"
+#include "core/engine/loop.hpp"
+#include "core/point/measured_run.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep::mesh_detail {
 

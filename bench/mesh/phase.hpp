@@ -15,9 +15,9 @@
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/schedule.hpp"
 #include "bench/mesh/world.hpp"
-#include "core/config.hpp"
-#include "core/connection.hpp"
-#include "core/session.hpp"
+#include "core/config/config.hpp"
+#include "core/engine/connection.hpp"
+#include "core/point/session.hpp"
 
 namespace rdmasweep::mesh_detail {
 

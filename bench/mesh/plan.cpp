@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "bench/mesh/schedule.hpp"
-#include "core/sweep.hpp"
+#include "core/config/sweep.hpp"
 
 namespace rdmasweep::mesh_detail {
 

@@ -25,13 +25,13 @@
 #include "bench/mesh/phase.hpp"
 #include "bench/mesh/report.hpp"
 #include "bench/mesh/world.hpp"
-#include "core/clock.hpp"
-#include "core/config.hpp"
-#include "core/connection.hpp"
-#include "core/refusals.hpp"
-#include "core/results.hpp"
-#include "core/session.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/refusals.hpp"
+#include "core/config/sweep.hpp"
+#include "core/engine/connection.hpp"
+#include "core/measure/clock.hpp"
+#include "core/point/session.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep {
 
@@ -170,7 +170,7 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
         const uint64_t max_cqe = ranks[smallest]["max_cqe"].get<uint64_t>();
         cli::cap_points(sw.points, max_cqe, "rank " + std::to_string(smallest) + "'s", w.rank == 0 ? "rdmasweep mesh" : nullptr);
       }
-      // Multicast's one UD QP per rank is checked as it is made (core/multicast.cpp).
+      // Multicast's one UD QP per rank is checked as it is made (core/engine/multicast.cpp).
       if (sw.o.pattern != Pattern::Multicast)
         for (const TestConfig& c : sw.points) check_device_limits(c, fabric->dev);
     } catch (const std::exception& e) {

@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/clock.hpp"
-#include "core/knobs.hpp"
-#include "core/measured_run.hpp"
-#include "core/results.hpp"
+#include "core/config/knobs.hpp"
+#include "core/measure/clock.hpp"
+#include "core/point/measured_run.hpp"
+#include "core/results/model.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep::mesh_detail {

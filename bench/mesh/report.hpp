@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/mesh/options.hpp"
-#include "bench/mesh/phase.hpp"
+#include "bench/mesh/schedule.hpp"
 #include "bench/mesh/world.hpp"
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 #include "core/results/aggregates.hpp"
 #include "core/results/report.hpp"
 

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "core/histogram.hpp"
-#include "core/loop_bw.hpp"
-#include "core/loop_lat.hpp"
-#include "core/wr_id.hpp"
+#include "core/engine/loop_bw.hpp"
+#include "core/engine/loop_lat.hpp"
+#include "core/engine/wr_id.hpp"
+#include "core/measure/histogram.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

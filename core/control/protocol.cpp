@@ -1,8 +1,9 @@
 #include "core/control/protocol.hpp"
-#include "core/knobs.hpp"
-#include "core/refusals.hpp"
 
 #include <algorithm>
+
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
 
 namespace rdmasweep::control {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
+#include "core/config/config.hpp"
 
 namespace rdmasweep::control {
 
@@ -98,7 +98,7 @@ struct Endpoint {
   std::vector<uint32_t> qpn;   // one per QP
   std::vector<uint32_t> psn;
   // SEND on iWARP, the receiving side: where its receive counts are, one word per QP,
-  // and the rkey that READs them this test (0: none; core/send_credits.hpp).
+  // and the rkey that READs them this test (0: none; core/engine/send_credits.hpp).
   uint64_t credit_addr = 0;
   uint32_t credit_rkey = 0;
   // SETUP_OK to a --cm client (first thread's endpoint): the port the server's RDMA-CM

@@ -4,8 +4,8 @@
 #include <ctime>
 #include <utility>
 
-#include "core/clock.hpp"
-#include "core/results.hpp"
+#include "core/measure/clock.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep {
 

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <utility>
 
-#include "core/results.hpp"
+#include "core/results/model.hpp"
 
 namespace rdmasweep {
 

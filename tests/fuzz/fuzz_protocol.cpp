@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
 #include "core/control/protocol.hpp"
 
 using namespace rdmasweep;

@@ -20,8 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/sweep.hpp"
 
 using namespace rdmasweep;
 using nlohmann::json;
@@ -48,7 +49,7 @@ void check_axis(const std::string& key, const std::string& text) {
 
 uint64_t points(const SweepSpec& s) {
   uint64_t n = 1;
-  for (const Knob& kn : knobs()) {  // every axis of the sweep (core/knobs.hpp)
+  for (const Knob& kn : knobs()) {  // every axis of the sweep (core/config/knob_table.hpp)
     size_t k = kn.axis(s).size();
     if (k == 0) return 0;
     n *= k;  // n <= kMaxPoints before, k < 2^40: no overflow

@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/clock.hpp"
-#include "core/connection.hpp"
-#include "core/loop.hpp"
-#include "core/verbs/gid.hpp"
+#include "core/engine/connection.hpp"
+#include "core/engine/loop.hpp"
+#include "core/measure/clock.hpp"
 #include "core/verbs/device.hpp"
+#include "core/verbs/gid.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/server_suite.hpp"
 

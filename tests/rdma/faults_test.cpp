@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/control/protocol.hpp"
-#include "core/loop.hpp"
-#include "core/session.hpp"
+#include "core/engine/loop.hpp"
+#include "core/point/session.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/support/process.hpp"
 

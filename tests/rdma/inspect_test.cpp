@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/verbs/gid.hpp"
+#include "core/host/counters.hpp"
 #include "core/verbs/device.hpp"
-#include "core/counters.hpp"
+#include "core/verbs/gid.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep::test {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/multicast.hpp"
+#include "core/engine/multicast.hpp"
 #include "tests/support/mpi_run.hpp"
 #include "tests/support/process.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/inventory.hpp"
+#include "core/host/inventory.hpp"
 #include "core/verbs/device.hpp"
 #include "core/verbs/queue_pair.hpp"
 #include "tests/support/server_suite.hpp"

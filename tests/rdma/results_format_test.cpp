@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/config.hpp"
-#include "core/knobs.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/sweep.hpp"
 #include "tests/support/gbench_fields.hpp"
 #include "tests/support/process.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/inventory.hpp"
+#include "core/host/inventory.hpp"
 #include "core/verbs/device.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/server_suite.hpp"

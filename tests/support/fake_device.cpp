@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/wr_id.hpp"
+#include "core/engine/wr_id.hpp"
 
 namespace rdmasweep::testing {
 

@@ -1,5 +1,5 @@
-// A device without hardware for the hot loops' Ops seam (core/loop_bw.hpp,
-// core/loop_lat.hpp): posts complete after a set delay (or at once), a peer can
+// A device without hardware for the hot loops' Ops seam (core/engine/loop_bw.hpp,
+// core/engine/loop_lat.hpp): posts complete after a set delay (or at once), a peer can
 // answer each ping, and it counts what the loop did. Shared by the unit tests and
 // the micro-benchmarks, so both run the real loop code. Never throws at the loop:
 // it refuses a post like a full send queue does (ENOMEM) and records what a real

@@ -1,5 +1,5 @@
 """The loader knows every knob of the built rdmasweep (`rdmasweep help --knobs`): its
-`config` key, its tag in point names and its default. A knob added to core/knobs.hpp
+`config` key, its tag in point names and its default. A knob added to core/config/knob_table.hpp
 but not to tools/rdmasweep_py/results.py fails here.
 
 The binary: $RDMASWEEP_BIN, else bench/rdmasweep in $RDMASWEEP_BUILD_DIR, in the

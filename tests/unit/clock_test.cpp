@@ -1,4 +1,4 @@
-#include "core/clock.hpp"
+#include "core/measure/clock.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-#include "core/config.hpp"
-#include "core/knobs.hpp"
-#include "core/refusals.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
 
 #include <gtest/gtest.h>
 

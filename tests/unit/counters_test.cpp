@@ -1,5 +1,5 @@
-#include "core/counters.hpp"
-#include "core/results.hpp"
+#include "core/host/counters.hpp"
+#include "core/results/model.hpp"
 
 #include <filesystem>
 #include <fstream>

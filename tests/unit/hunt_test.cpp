@@ -15,7 +15,7 @@
 #include "bench/hunt/report.hpp"
 #include "bench/hunt/search.hpp"
 #include "bench/hunt/space.hpp"
-#include "core/sweep.hpp"
+#include "core/config/sweep.hpp"
 
 namespace rdmasweep::hunt {
 namespace {

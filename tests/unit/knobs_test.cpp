@@ -1,8 +1,8 @@
-// The knob table (core/knobs.hpp) against every place generated from it: each knob
+// The knob table (core/config/knob_table.hpp) against every place generated from it: each knob
 // set away from its default must show in the point name, survive the TestConfig JSON
 // and the sweep file (what results contexts record), reach the expanded point, and be
 // set by its command-line flag, for the client and the mesh alike.
-#include "core/knobs.hpp"
+#include "core/config/knobs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +16,9 @@
 
 #include "bench/cli.hpp"
 #include "bench/mesh/options.hpp"
-#include "core/config.hpp"
-#include "core/connection.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/sweep.hpp"
+#include "core/engine/connection.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "core/loop_lat.hpp"
-#include "core/refusals.hpp"
+#include "core/config/refusals.hpp"
+#include "core/engine/loop_lat.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

@@ -7,8 +7,8 @@
 
 #include <atomic>
 
-#include "core/loop_bw.hpp"
-#include "core/refusals.hpp"
+#include "core/config/refusals.hpp"
+#include "core/engine/loop_bw.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

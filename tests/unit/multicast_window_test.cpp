@@ -1,7 +1,7 @@
 // A multicast receiver's rate: the arrivals its window holds over that window.
 #include <gtest/gtest.h>
 
-#include "core/multicast.hpp"
+#include "core/engine/multicast.hpp"
 
 namespace rdmasweep {
 namespace {

@@ -1,5 +1,5 @@
+#include "core/config/knobs.hpp"
 #include "core/control/protocol.hpp"
-#include "core/knobs.hpp"
 
 #include <gtest/gtest.h>
 

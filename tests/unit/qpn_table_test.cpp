@@ -1,4 +1,4 @@
-#include "core/qpn_table.hpp"
+#include "core/engine/qpn_table.hpp"
 
 #include <gtest/gtest.h>
 

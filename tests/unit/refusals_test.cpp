@@ -1,7 +1,7 @@
-// The table of combinations that cannot run (core/refusals.hpp): each row refuses the
+// The table of combinations that cannot run (core/config/refusals.hpp): each row refuses the
 // point it describes with its own words, the option pairs take theirs from it too,
 // `help --refusals` prints it, and docs/usage.md's list is the table as rendered.
-#include "core/refusals.hpp"
+#include "core/config/refusals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
-#include "core/config.hpp"
-#include "core/sweep.hpp"
+#include "core/config/config.hpp"
+#include "core/config/sweep.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {
@@ -164,7 +164,7 @@ TEST(Refusals, UsageDocListsExactlyTheTable) {
   ASSERT_NE(b, std::string::npos) << "docs/usage.md lacks the line " << begin;
   ASSERT_NE(e, std::string::npos) << "docs/usage.md lacks the line " << end;
   EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), refusals_markdown())
-      << "docs/usage.md's cannot-combine table differs from core/refusals.cpp: paste `rdmasweep help --refusals-md` "
+      << "docs/usage.md's cannot-combine table differs from core/config/refusals.cpp: paste `rdmasweep help --refusals-md` "
          "between its markers";
 }
 

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/config.hpp"
-#include "core/histogram.hpp"
-#include "core/knobs.hpp"
-#include "core/results.hpp"
+#include "core/config/config.hpp"
+#include "core/config/knobs.hpp"
+#include "core/measure/histogram.hpp"
 #include "core/results/aggregates.hpp"
+#include "core/results/model.hpp"
 #include "core/results/report.hpp"
 
 namespace rdmasweep {

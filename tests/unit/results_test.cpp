@@ -1,4 +1,4 @@
-#include "core/results.hpp"
+#include "core/results/model.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// SEND on credit (core/send_credits.hpp), the bandwidth loop against a slow receiver on
+// SEND on credit (core/engine/send_credits.hpp), the bandwidth loop against a slow receiver on
 // the fake device: no QP ever has more SENDs out than the receiver's count plus its
 // window, whatever the post list; the counts stay exact; the loop ends with no credit
 // READ in flight. And without credit the same receiver is overrun, so the check bites.
@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "core/loop_bw.hpp"
-#include "core/refusals.hpp"
+#include "core/config/refusals.hpp"
+#include "core/engine/loop_bw.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {

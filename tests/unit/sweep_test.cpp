@@ -1,5 +1,5 @@
-#include "core/knobs.hpp"
-#include "core/sweep.hpp"
+#include "core/config/knobs.hpp"
+#include "core/config/sweep.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,10 +13,10 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "core/config.hpp"
-#include "core/lanes.hpp"
-#include "core/placement.hpp"
-#include "core/shared_cq.hpp"
+#include "core/config/config.hpp"
+#include "core/engine/shared_cq.hpp"
+#include "core/host/placement.hpp"
+#include "core/point/lanes.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {

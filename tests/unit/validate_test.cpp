@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/connection.hpp"
-#include "core/refusals.hpp"
-#include "core/validate.hpp"
+#include "core/config/config.hpp"
+#include "core/config/refusals.hpp"
+#include "core/engine/connection.hpp"
+#include "core/engine/validate.hpp"
 #include "core/verbs/errors.hpp"
 
 namespace rdmasweep {

@@ -1,4 +1,4 @@
-#include "core/wall_time.hpp"
+#include "core/measure/wall_time.hpp"
 
 #include <regex>
 #include <thread>

@@ -1,4 +1,4 @@
-#include "core/wr_id.hpp"
+#include "core/engine/wr_id.hpp"
 
 #include <gtest/gtest.h>
 

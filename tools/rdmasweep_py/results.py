@@ -55,7 +55,7 @@ GBENCH_METRICS = {
 _TIME_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
 
-# The knob table (core/knobs.hpp) as the loader reads it: each key of an entry's
+# The knob table (core/config/knob_table.hpp) as the loader reads it: each key of an entry's
 # `config` -> (its tag in a point name, None for the name's fixed head
 # op/mode/qps:N/size:N/cq:N; its default). tests/tools/test_knobs.py checks it
 # against the built binary's `rdmasweep help --knobs`.

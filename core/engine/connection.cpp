@@ -1,0 +1,465 @@
+#include "core/engine/connection.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
+#include "core/engine/validate.hpp"
+#include "core/engine/wr_id.hpp"
+#include "core/host/inventory.hpp"
+#include "core/verbs/errors.hpp"
+
+namespace rdmasweep {
+
+using verbs::Error;
+
+static void limit(bool ok, const std::string& what, uint64_t asked, const std::string& limit_name, uint64_t limit_value,
+                  const std::string& fix) {
+  if (!ok)
+    throw Error(what + " " + std::to_string(asked) + " is over the device's " + limit_name + " (" +
+                std::to_string(limit_value) + "): " + fix);
+}
+
+// --hugepages: the host has a pool of 2 MiB pages (how many are free only mmap can tell,
+// when the buffers are made).
+static void check_huge_pages(const std::string& meminfo = "/proc/meminfo") {
+  std::ifstream in(meminfo);
+  uint64_t total = 0, size_kb = 0;
+  for (std::string key; in >> key;) {
+    if (key == "HugePages_Total:") in >> total;
+    else if (key == "Hugepagesize:") in >> size_kb;
+    in.ignore(1 << 20, '\n');
+  }
+  if (size_kb != 0 && size_kb != 2048)
+    throw Error("--hugepages: this host's huge pages are " + std::to_string(size_kb) + " kB, not 2 MiB (boot with "
+                "default_hugepagesz=2M)");
+  if (total == 0)
+    throw Error("--hugepages: no huge pages are reserved on this host (HugePages_Total is 0 in /proc/meminfo): reserve "
+                "some first, e.g. sysctl vm.nr_hugepages=64 (128 MiB)");
+}
+
+// What the device cannot do at all (capabilities()): ConfigError, exit 2 before any QP.
+static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
+  const Capabilities caps = capabilities(dev);
+  const std::string who = dev.name() + " (" + caps.transport + ")";
+  if (is_atomic(c.work.op) && !caps.atomics)
+    throw ConfigError(std::string("--op ") + to_string(c.work.op) + ": " + who +
+                      " has no atomic operations (atomic_cap IBV_ATOMIC_NONE): run atomics on a device that has them");
+  if (is_ud(c) && !caps.ud)
+    throw ConfigError("--transport ud: " + who + " has no UD QPs (iWARP is connected only): use --transport rc");
+  if (write_with_imm(c) && !caps.immediate)
+    throw ConfigError("--events with --op write --mode lat: " + who + " has no WRITE WITH IMMEDIATE (the event-driven "
+                      "WRITE pong needs it): drop --events, or use --op send");
+  if (c.knobs.srq && !caps.srq)
+    throw ConfigError("--srq: " + who + " has no shared receive queues (max_srq 0): drop --srq");
+  const TestConfig plain;
+  if (dev.is_iwarp() && (c.knobs.qp_timeout != plain.knobs.qp_timeout || c.knobs.retry_count != plain.knobs.retry_count))
+    throw ConfigError("--qp-timeout/--retry-count: " + who + " retransmits through TCP: its QPs have no ACK timeout or "
+                      "retry count to set; drop them");
+  if (needs_send_credit(c, dev) && c.knobs.srq && c.knobs.rx_depth < c.work.qps)
+    throw ConfigError("--srq --rx-depth " + std::to_string(c.knobs.rx_depth) + ": " + who + " has no "
+                      "receiver-not-ready retry, so each of a thread's " + std::to_string(c.work.qps) +
+                      " QPs keeps a share of the shared receive queue for its SENDs: raise --rx-depth to at least " +
+                      std::to_string(c.work.qps) + ", or use fewer QPs");
+}
+
+void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
+  const ibv_device_attr& a = dev.attr();
+  const ibv_port_attr& p = dev.port_attr();
+  if (p.state != IBV_PORT_ACTIVE)
+    throw Error("port " + std::to_string(dev.port()) + " of " + dev.name() + " is " + verbs::port_state_name(p.state) +
+                ", not ACTIVE: check the cable/link, or for Soft-RoCE that its netdev is up");
+  limit(total_qps(c) <= static_cast<uint64_t>(a.max_qp), "QP count (qps x threads)", total_qps(c), "max_qp", a.max_qp,
+        "lower --qps or --threads");
+  limit(c.work.qps <= WrId::kMaxQps, "QP count", c.work.qps, "wr_id QP field", WrId::kMaxQps, "lower --qps");
+  limit(cq_depth_for(c) <= static_cast<uint64_t>(a.max_cqe), "CQ depth", cq_depth_for(c), "max_cqe", a.max_cqe,
+        "lower --qps, --tx-depth or --rx-depth, or raise --signal-every");
+  limit(c.knobs.tx_depth <= static_cast<uint64_t>(a.max_qp_wr), "send-queue depth", c.knobs.tx_depth, "max_qp_wr",
+        a.max_qp_wr, "lower --tx-depth");
+  if (c.knobs.srq)
+    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_srq_wr), "shared receive queue depth", c.knobs.rx_depth,
+          "max_srq_wr", a.max_srq_wr, "lower --rx-depth");
+  else if (c.work.op == Op::Send || write_with_imm(c))
+    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
+          a.max_qp_wr, "lower --rx-depth");
+  if (!fetches(c.work.op) && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
+    limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
+          dev.max_inline(), "lower --inline-size (or leave it at auto)");
+  check_capabilities(c, dev);
+  if (fetches(c.work.op) && c.knobs.outs > 0) {
+    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_rd_atom), "outstanding reads", c.knobs.outs, "max_qp_rd_atom",
+          a.max_qp_rd_atom, "lower --outs (or 0 for the devices' limit)");
+    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
+          "max_qp_init_rd_atom", a.max_qp_init_rd_atom, "lower --outs (or 0 for the devices' limit)");
+  }
+  if (c.knobs.hugepages) check_huge_pages();
+  if (c.knobs.mtu != 0)
+    limit(c.knobs.mtu <= static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "path MTU", c.knobs.mtu,
+          "port active MTU", static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "lower --mtu (or 0 for the ports' own)");
+  if (is_ud(c) && c.work.size > ud_size_limit(c, dev))
+    throw Error("--size " + std::to_string(c.work.size) + " is over the UD limit of " +
+                std::to_string(ud_size_limit(c, dev)) + " bytes (the path MTU" + (c.knobs.mtu != 0 ? ", --mtu" : "") +
+                "): a UD message is one packet; lower --size, or use --transport rc");
+  if (p.max_msg_sz != 0)
+    limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
+}
+
+uint64_t ud_size_limit(const TestConfig& c, const verbs::Device& dev) {
+  return c.knobs.mtu != 0 ? c.knobs.mtu : static_cast<uint64_t>(verbs::mtu_bytes(dev.port_attr().active_mtu));
+}
+
+bool posts_receives(const TestConfig& c, Role role) {
+  if (write_with_imm(c)) return true;  // each side's pong arrives as a receive completion
+  return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target || c.knobs.bidir);
+}
+
+bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
+
+bool needs_send_credit(const TestConfig& c, const verbs::Device& dev) {
+  return dev.is_iwarp() && c.work.op == Op::Send && c.work.mode == Mode::Bw && !is_ud(c);
+}
+
+bool fences_writes(const TestConfig& c, const verbs::Device& dev) { return dev.is_iwarp() && c.work.op == Op::Write; }
+
+static int remote_access(const TestConfig& c, const verbs::Device& dev, Role role) {
+  // Only the remote access the operation needs: SEND tests open nothing.
+  int acc = 0;
+  const bool target = role == Role::Target || c.knobs.bidir;  // --bidir: each side is the other's target
+  if (c.work.op == Op::Write && (target || c.work.mode == Mode::Lat)) {
+    acc |= IBV_ACCESS_REMOTE_WRITE;
+    if (fences_writes(c, dev)) acc |= IBV_ACCESS_REMOTE_READ;  // the writer's fence READs a byte back
+  }
+  if (c.work.op == Op::Read && target) acc |= IBV_ACCESS_REMOTE_READ;
+  if (is_atomic(c.work.op) && target) acc |= IBV_ACCESS_REMOTE_ATOMIC;
+  return acc;
+}
+
+bool same_shape(const TestConfig& a, const TestConfig& b) {
+  // The knobs the table marks as shaping; cq_depth by the depth actually used (0 is
+  // the one its QPs need).
+  static const Knob* const cq = &knob("cq_depth");
+  for (const Knob& k : knobs())
+    if (k.shapes && (&k == cq ? cq_depth_for(a) != cq_depth_for(b) : k.get(a) != k.get(b))) return false;
+  return true;
+}
+
+static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget) {
+  std::vector<uint64_t> slots(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    uint64_t biggest = points[i].work.size;
+    for (const TestConfig& o : points)
+      if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
+    uint64_t regions = qp_regions(points[i]);
+    const uint64_t grh = is_ud(points[i]) ? kUdGrhBytes : 0;  // before a UD receive's payload
+    const uint64_t per_thread = 2 * regions * message_slots(points[i]) * round_slot(biggest + grh);
+    bool fits = per_thread * points[i].knobs.threads <= budget;  // each thread its own
+    slots[i] = round_slot((fits ? biggest : points[i].work.size) + grh);
+  }
+  return slots;
+}
+
+uint64_t message_stride(const TestConfig& c, uint64_t slot) {
+  // UD receives hold the GRH before the payload.
+  return round_slot(std::max(slot, c.work.size + (is_ud(c) ? kUdGrhBytes : 0)));
+}
+
+// The bytes `c`'s buffers pin: rx and tx areas of qp_regions() regions.
+static uint64_t buffer_bytes(const TestConfig& c, uint64_t stride) {
+  const uint32_t slots = message_slots(c);
+  const uint64_t bytes = 2 * stride * slots * qp_regions(c);
+  if (bytes > (uint64_t{8} << 30))
+    throw Error("a test with " + std::to_string(c.work.qps) + " QPs of " + std::to_string(c.work.size) +
+                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
+                (slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
+                (slots > 1 ? " or --tx-depth/--rx-depth" : ""));
+  return bytes;
+}
+
+void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot) {
+  validate(c);
+  check_device_limits(c, dev);
+  buffer_bytes(c, message_stride(c, slot));
+}
+
+uint64_t TestResources::size_buffers(uint64_t slot) {
+  msg_stride = message_stride(cfg, slot);
+  msg_slots = message_slots(cfg);
+  slot_bytes = msg_stride * msg_slots;
+  regions = qp_regions(cfg);
+  validate_seen.assign(cfg.knobs.validate ? cfg.work.qps : 0, 0);
+  return buffer_bytes(cfg, msg_stride);
+}
+
+TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
+                             const verbs::CompletionQueue* shared)
+    : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
+  validate(cfg);
+  check_device_limits(cfg, dev);
+  const uint64_t bytes = size_buffers(slot);
+  // auto asks for perftest's size first: the device's own limit is only probed (by
+  // creating and destroying QPs, work that must not run beside a measurement) when
+  // the device refuses that.
+  inline_size = inline_limit(cfg, 65536);
+  // READs (and atomics) in flight, as perftest's -o: the device's limit unless asked for fewer; the
+  // client also lowers it to what the server can respond to (limit_reads).
+  int dev_reads = std::min({255, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom});
+  rd_atomic = static_cast<uint8_t>(std::max(1, cfg.knobs.outs > 0 ? static_cast<int>(cfg.knobs.outs) : dev_reads));
+
+  pd = verbs::ProtectionDomain(dev);
+  mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE, cfg.knobs.hugepages);
+  if (cfg.knobs.mr_per_qp) {
+    for (uint32_t q = 0; q < regions; ++q) {
+      rx_mrs.push_back(verbs::MemoryRegion::over(pd, rx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
+      tx_mrs.push_back(verbs::MemoryRegion::over(pd, tx_region(q), slot_bytes, IBV_ACCESS_LOCAL_WRITE));
+    }
+  }
+  if (needs_send_credit(cfg, dev)) {
+    // [this side's receive counts, per QP][where its READs of the peer's land, per QP]
+    credit_words.reset(new uint64_t[2 * cfg.work.qps]());
+    credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
+                                          2 * cfg.work.qps * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+    counts_receives_ = posts_receives(cfg, role);
+    if (role == Role::Initiator || cfg.knobs.bidir) {
+      // A shared receive queue's receives serve all of a thread's QPs: each gets its share.
+      const Role peer = role == Role::Initiator ? Role::Target : Role::Initiator;
+      send_credit = uses_srq(cfg, peer) ? cfg.knobs.rx_depth / cfg.work.qps : cfg.knobs.rx_depth;
+    }
+  }
+  if (fences_writes(cfg, dev)) {
+    fence_word.reset(new uint64_t[1]());
+    fence_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(fence_word.get()), sizeof(uint64_t),
+                                         IBV_ACCESS_LOCAL_WRITE);
+  }
+  open_window();
+  fill_read_pattern();
+  if (shared_cq_ == nullptr) {
+    if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
+    cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
+  }
+  const verbs::CompletionQueue& qp_cq = completion_queue();
+  verbs::QpCaps caps;
+  caps.max_send_wr = cfg.knobs.tx_depth;
+  caps.max_recv_wr = posts_receives(cfg, role) && !uses_srq(cfg, role) ? cfg.knobs.rx_depth : 1;
+  if (uses_srq(cfg, role)) {
+    srq = verbs::SharedReceiveQueue(pd, cfg.knobs.rx_depth);
+    caps.srq = srq.get();
+  }
+  // Sized for the knob, not this point's message, so later sizes can go inline too.
+  caps.max_inline = inline_size;
+  caps.ud = is_ud(cfg);
+  std::mt19937 rng(std::random_device{}());
+  qps.reserve(cfg.work.qps);
+  psn.reserve(cfg.work.qps);
+  for (uint32_t i = 0; i < cfg.work.qps; ++i) {
+    if (i == 0 && cfg.knobs.inline_size == kInlineAuto && inline_size > 0) {
+      try {
+        qps.emplace_back(pd, qp_cq, caps);
+      } catch (const verbs::Error&) {
+        inline_size = caps.max_inline = inline_limit(cfg, dev.max_inline());
+        qps.emplace_back(pd, qp_cq, caps);
+      }
+    } else {
+      qps.emplace_back(pd, qp_cq, caps);
+    }
+    if (caps.ud) qps.back().to_init_ud(dev.port());
+    else qps.back().to_init(dev.port(), remote_access(cfg, dev, role) | (counts_receives_ ? IBV_ACCESS_REMOTE_READ : 0));
+    psn.push_back(rng() & 0xffffff);
+  }
+  if (uses_srq(cfg, role)) {
+    std::vector<uint32_t> qpns;
+    for (const verbs::QueuePair& qp : qps) qpns.push_back(qp.qpn());
+    qp_of = QpnTable(qpns);
+  }
+  use_inline = cfg.work.size <= inline_size;
+  sq.assign(cfg.work.qps, SendQueue{});
+  for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
+}
+
+void TestResources::limit_reads(uint32_t peer_max_rd_atom) {
+  if (cfg.knobs.outs == 0 && peer_max_rd_atom > 0 && peer_max_rd_atom < rd_atomic)
+    rd_atomic = static_cast<uint8_t>(peer_max_rd_atom);
+}
+
+bool TestResources::can_serve(const TestConfig& next) const {
+  return same_shape(cfg, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= msg_stride;
+}
+
+void TestResources::retarget(const TestConfig& next) {
+  cfg = next;
+  use_inline = cfg.work.size <= inline_size;
+  std::memset(mr.data(), 0, regions * slot_bytes);
+  open_window();
+  fill_read_pattern();
+}
+
+void TestResources::fill_read_pattern() {
+  if (!cfg.knobs.validate || cfg.work.op != Op::Read || role != Role::Target) return;
+  for (uint32_t q = 0; q < regions; ++q) fill_pattern(rx_region(q), slot_bytes, q, 0);
+}
+
+void TestResources::open_window() {
+  if (counts_receives_ && !credit_window)
+    credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(receive_counts()),
+                                              cfg.work.qps * sizeof(uint64_t),
+                                              IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
+  int acc = remote_access(cfg, dev, role);
+  if (acc == 0) return;
+  if (!cfg.knobs.mr_per_qp) {
+    if (!window) window = verbs::MemoryRegion::over(pd, mr.data(), mr.size(), acc | IBV_ACCESS_LOCAL_WRITE);
+  } else if (qp_windows.empty()) {
+    for (uint32_t q = 0; q < regions; ++q)
+      qp_windows.push_back(verbs::MemoryRegion::over(pd, rx_region(q), slot_bytes, acc | IBV_ACCESS_LOCAL_WRITE));
+  }
+}
+
+void TestResources::set_remote(const control::Endpoint& peer) {
+  remote = RemoteBuffer{peer.addr, peer.rkey, peer.rkeys, peer.credit_addr, peer.credit_rkey, peer.slot_bytes,
+                        peer.regions};
+  if (!remote.rkeys.empty() && remote.rkeys.size() != remote.regions)
+    throw Error("peer sent " + std::to_string(remote.rkeys.size()) + " region keys for " + std::to_string(remote.regions) +
+                " regions: run the same rdmasweep version on both sides");
+}
+
+control::Endpoint TestResources::local_endpoint() const {
+  control::Endpoint e;
+  e.lid = dev.port_attr().lid;
+  e.gid = gid_to_string(gid.gid);
+  e.mtu = static_cast<uint8_t>(dev.port_attr().active_mtu);
+  e.rkey = window ? window.rkey() : 0;  // 0: this test grants the peer no access
+  for (const verbs::MemoryRegion& w : qp_windows) e.rkeys.push_back(w.rkey());
+  e.addr = reinterpret_cast<uint64_t>(mr.data());
+  if (credit_window) {
+    e.credit_addr = reinterpret_cast<uint64_t>(receive_counts());
+    e.credit_rkey = credit_window.rkey();
+  }
+  e.slot_bytes = slot_bytes;
+  e.regions = regions;
+  for (size_t i = 0; i < qps.size(); ++i) {
+    e.qpn.push_back(qps[i].qpn());
+    e.psn.push_back(psn[i]);
+  }
+  return e;
+}
+
+verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
+  verbs::PeerAddress pa;
+  pa.lid = peer.lid;
+  pa.use_gid = dev.is_ethernet() || pa.lid == 0;
+  if (!gid_from_string(peer.gid, &pa.gid)) throw Error("peer sent an invalid GID '" + peer.gid + "'");
+  pa.sgid_index = static_cast<uint8_t>(gid.index);
+  pa.mtu = path_mtu(static_cast<ibv_mtu>(std::min<int>(peer.mtu, dev.port_attr().active_mtu)));
+  if (is_ud(cfg) && cfg.work.size > static_cast<uint64_t>(verbs::mtu_bytes(pa.mtu)))
+    throw Error("--size " + std::to_string(cfg.work.size) + " is over the UD limit of " +
+                std::to_string(verbs::mtu_bytes(pa.mtu)) + " bytes (the path MTU, the smaller of both ports' active "
+                "MTUs): a UD message is one packet; lower --size");
+  pa.traffic_class = static_cast<uint8_t>(cfg.knobs.tclass);
+  pa.sl = static_cast<uint8_t>(cfg.knobs.sl);
+  pa.flow_label = cfg.knobs.flow_label;
+  return pa;
+}
+
+void TestResources::connect(const control::Endpoint& peer) {
+  if (dev.is_iwarp()) throw ConfigError(dev.name() + ": " + refusal_text("iwarp-cm"));
+  if (peer.qpn.size() != qps.size())
+    throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
+  if (peer.slot_bytes < slot_bytes || peer.regions != regions)
+    throw Error("peer's buffer layout does not match this test: run the same rdmasweep version on both sides");
+  verbs::PeerAddress pa = path_to(peer);
+  ah.clear();
+  peer_qpn.clear();
+  for (size_t i = 0; i < qps.size(); ++i) {
+    pa.qpn = peer.qpn[i];
+    pa.psn = peer.psn[i];
+    if (is_ud(cfg)) {
+      // QP i sends to the peer's QP i: one address handle each, like an RC QP's path.
+      qps[i].to_rts_ud(psn[i]);
+      ah.emplace_back(pd, pa, dev.port());
+      peer_qpn.push_back(peer.qpn[i]);
+      continue;
+    }
+    qps[i].to_rtr(pa, dev.port(), rd_atomic);
+    qps[i].to_rts(psn[i], rd_atomic, retry());
+  }
+  set_remote(peer);
+  // Receives go up before the peer is told we are ready, so no SEND meets an empty queue.
+  post_receives();
+}
+
+ibv_mtu TestResources::path_mtu(ibv_mtu path) const {
+  if (cfg.knobs.mtu == 0) return path;
+  const ibv_mtu want = verbs::mtu_enum(cfg.knobs.mtu);
+  if (want > path)
+    throw Error("--mtu " + std::to_string(cfg.knobs.mtu) + " is above the path's MTU of " +
+                std::to_string(verbs::mtu_bytes(path)) + " bytes (the smaller of both ports' active MTUs): lower --mtu");
+  return want;
+}
+
+void TestResources::post_receives() {
+  if (!posts_receives(cfg, role)) return;
+  // --validate: receive s has message buffer s of its region (message_slots >= rx_depth).
+  const bool own = msg_slots > 1;
+  const uint32_t length = static_cast<uint32_t>(own ? msg_stride : slot_bytes);
+  if (uses_srq(cfg, role)) {
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(0)), length, rx_lkey(0)};
+    for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      if (own) sge.addr = reinterpret_cast<uint64_t>(rx_region(0) + s * msg_stride);
+      ibv_recv_wr wr{};
+      wr.wr_id = WrId::encode(0, s);
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      verbs::check_rc(ibv_post_srq_recv(srq.get(), &wr, &bad), "ibv_post_srq_recv(receive " + std::to_string(s) + ")");
+    }
+    return;
+  }
+  for (uint32_t q = 0; q < qps.size(); ++q) {
+    // The whole slot: a reused QP's receives fit every size of its sweep (and UD's GRH).
+    ibv_sge sge{reinterpret_cast<uint64_t>(rx_region(q)), length, rx_lkey(q)};
+    for (uint32_t s = 0; s < cfg.knobs.rx_depth; ++s) {
+      if (own) sge.addr = reinterpret_cast<uint64_t>(rx_region(q) + s * msg_stride);
+      ibv_recv_wr wr{};
+      wr.wr_id = WrId::encode(q, s);
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      verbs::check_rc(ibv_post_recv(qps[q].get(), &wr, &bad),
+                      "ibv_post_recv(QP " + std::to_string(q) + ", receive " + std::to_string(s) + ")");
+    }
+  }
+}
+
+void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
+  constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
+  // One byte, not zero: Soft-iWARP answers a zero-length READ that comes in while it is
+  // sending (--bidir) with a stale SGE of its last WQE and ends the connection.
+  for (uint32_t q = 0; q < res.qps.size(); ++q) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(res.fence_word.get()), 1, res.fence_mr.lkey()};
+    ibv_send_wr wr = verbs::signaled_read(kFence, &sge, res.remote.rx_region(q), res.remote.rkey_of(q));
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
+                    "ibv_post_send(one-byte READ behind QP " + std::to_string(q) + "'s WRITEs)");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (size_t left = res.qps.size(); left > 0;) {
+    ibv_wc wc[16];
+    int n = ibv_poll_cq(res.completion_queue().get(), 16, wc);
+    if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS)
+        throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "one-byte READ behind the WRITEs"),
+                                     wc[i].status);
+      if (wc[i].wr_id == kFence) --left;
+    }
+    if (n == 0 && std::chrono::steady_clock::now() > deadline)
+      throw verbs::Error("the WRITEs had not landed at the peer " + std::to_string(timeout.count() / 1000) +
+                         " s after their completions (no answer to a one-byte READ behind them)");
+  }
+}
+
+}  // namespace rdmasweep

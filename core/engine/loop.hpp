@@ -1,0 +1,83 @@
+// The hot loops' interface. The loops live in loop_bw.* and loop_lat.* and do
+// nothing but post, poll and count: every choice that does not change per message
+// (opcode, signaling interval, inline, post list, addresses) is made before they start.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/engine/connection.hpp"
+#include "core/measure/histogram.hpp"
+#include "core/measure/timeline.hpp"
+
+namespace rdmasweep {
+
+// How a loop is stopped from outside: checked every few thousand polls, and the stop
+// flag also whenever the bandwidth initiator reads its clock.
+struct RunControl {
+  const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
+  std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
+  const char* idle_hint = "the peer is gone or stuck";  // what that timeout's message says happened
+  // Called every few thousand empty polls; may throw to abort, or update the targets
+  // of a receiving loop (the peer's DONE message in duration mode).
+  std::function<void()> on_idle;
+};
+
+class RunAborted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LoopStats {
+  double seconds = 0;                  // first post to last completion
+  std::chrono::steady_clock::time_point began{}, ended{};  // that window (threads' windows combine)
+  std::vector<uint64_t> per_qp;        // messages (bw) or round trips (lat) completed, per QP
+  // User + system CPU of this process over the loop's measured window: the window
+  // of `seconds` for the initiators; for the receiver and responder, from the end of
+  // the client's warm-up (see their comments) to the loop's end.
+  double cpu_seconds = 0;
+  Timeline timeline;                   // initiators, when asked for an interval
+  uint64_t messages() const;
+};
+
+// User + system CPU time the calling thread has used so far, in seconds: the loop's
+// own, also where a mesh rank runs several flows' loops in threads side by side.
+double loop_cpu_seconds();
+
+struct LatStats : LoopStats {
+  Histogram hist;                      // samples in ns: one-way for SEND/WRITE, round trip for READ
+  std::vector<uint64_t> qp_min_ns, qp_max_ns, qp_sum_ns;
+};
+
+// Bandwidth initiator: posts `per_qp` operations on every QP (or until `duration`
+// seconds pass, when > 0) as fast as the send queues allow; with `interval` > 0,
+// records the timeline.
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
+                           double interval = 0);
+
+// Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
+// every QP. `expected` may grow or be set by ctl.on_idle (duration mode). Its CPU
+// window starts when `warmup` messages arrived on every QP (the client measures
+// only after its warm-up completed on all QPs).
+// UD (`sender_done` set once the sender's DONE is in): messages may be lost, so after
+// DONE it ends on what arrived once nothing more has for a second.
+LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
+                          uint64_t warmup = 0, const bool* sender_done = nullptr);
+
+// Latency initiator: `warmup` then `iters` round trips per QP (or round trips for
+// `duration` seconds, when > 0), one in flight per QP. Each QP measures its own
+// window: from the end of its warm-up for `iters` round trips or `duration` seconds.
+// `seconds` spans the first window's start to the last one's end; the timeline (with
+// `interval` > 0) starts with the first window and counts measured round trips.
+LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
+                           double interval = 0);
+
+// Latency responder (SEND, WRITE): answers every ping until *finished is set by
+// ctl.on_idle. Its CPU window starts when it has answered `warmup` pings on some
+// QP (the client's first measured ping comes next).
+LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup = 0);
+
+}  // namespace rdmasweep

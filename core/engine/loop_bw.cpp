@@ -1,0 +1,98 @@
+// Bandwidth / message-rate loops. Nothing but post, poll and count.
+#include <algorithm>
+
+#include "core/engine/loop_bw.hpp"
+#include "core/engine/loop_validate.hpp"
+
+namespace rdmasweep {
+
+using namespace detail;
+
+
+namespace detail {
+BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration) {
+  BwPlan p;
+  p.nqp = c.work.qps;
+  p.depth = c.knobs.tx_depth;
+  p.post_list = c.knobs.post_list;
+  p.every = effective_signal_every(c);
+  p.batch = c.knobs.poll_batch;
+  p.per_qp = per_qp;
+  p.duration = duration;
+  p.posted = posted_name(c.work.op);
+  return p;
+}
+}  // namespace detail
+
+LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl, double interval) {
+  BwPlan p = bw_plan(r.cfg, per_qp, duration);
+  p.interval = interval;
+  p.nqp = static_cast<uint32_t>(r.qps.size());
+  SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
+  IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
+  Poller poller(r, watch);
+  CreditReads credits = make_credit_reads(r);
+  CreditReads* cr = credits.window != 0 ? &credits : nullptr;
+  if (both_ways_send(r.cfg)) {  // the peer's SENDs complete on this loop's CQ too
+    Receives receives(r);
+    VerbsOps ops(r, poller, &receives);
+    return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals, cr);
+  }
+  VerbsOps ops(r, poller, nullptr);
+  if (r.cfg.knobs.validate) {  // never with --bidir (validate() refuses it)
+    CheckedOps checked(r, ops, nullptr);
+    return bw_initiator_loop(checked, wrs, r.sq, p, watch, nullptr, cr);
+  }
+  return bw_initiator_loop(ops, wrs, r.sq, p, watch, nullptr, cr);
+}
+
+// UD: a lost message never arrives. Once the sender's DONE is in, the receiver ends
+// on what arrived when nothing more has for kUdQuiet.
+constexpr std::chrono::milliseconds kUdQuiet{1000};
+
+namespace {
+struct QuietEnd {
+  uint64_t last = UINT64_MAX;
+  Clock::time_point since{};
+  // True when `total` has not moved for kUdQuiet.
+  bool over(uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (total != last) {
+      last = total;
+      since = now;
+      return false;
+    }
+    return now - since >= kUdQuiet;
+  }
+};
+}  // namespace
+
+LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup,
+                          const bool* sender_done) {
+  Receives receives(r);
+  ReceiveCount count(expected, static_cast<uint32_t>(r.qps.size()));
+  QuietEnd quiet;
+  const bool lossy = is_ud(r.cfg) && sender_done != nullptr;
+  // The peer's DONE (via on_idle) may lower the targets: recount after every check.
+  RunControl local = ctl;
+  local.on_idle = [&] {
+    if (ctl.on_idle) ctl.on_idle();
+    if (lossy && *sender_done) {
+      uint64_t total = 0;
+      for (uint64_t n : count.received) total += n;
+      if (quiet.over(total))
+        for (size_t q = 0; q < expected.size(); ++q) expected[q] = std::min(expected[q], count.received[q]);
+    }
+    count.recount();
+  };
+  IdleWatch watch(local);
+  Poller poller(r, watch);
+  VerbsOps ops(r, poller, &receives);
+  if (r.cfg.knobs.validate) {
+    CheckedOps checked(r, ops, &receives);
+    return bw_receiver_loop(checked, count, r.cfg.knobs.poll_batch, warmup, watch);
+  }
+  return bw_receiver_loop(ops, count, r.cfg.knobs.poll_batch, warmup, watch);
+}
+
+}  // namespace rdmasweep

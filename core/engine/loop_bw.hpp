@@ -1,0 +1,218 @@
+// The bandwidth loops, templates over the device calls they make (post a chain,
+// poll the CQ, repost a receive), so unit tests and micro-benchmarks run them against
+// a fake device. loop_bw.cpp instantiates them with real verbs.
+#pragma once
+
+#include <algorithm>
+
+#include "core/engine/loop_common.hpp"
+#include "core/engine/send_credits.hpp"
+
+namespace rdmasweep::detail {
+
+struct BwPlan {
+  uint32_t nqp = 1;
+  uint32_t depth = 128;      // send-queue depth
+  uint32_t post_list = 1;
+  uint32_t every = 32;       // signal interval
+  uint32_t batch = 16;       // WCs per poll
+  uint64_t per_qp = 1000;    // operations per QP (ignored when duration > 0)
+  double duration = 0;
+  double interval = 0;       // timeline samples (--interval); 0: none
+  const char* posted = "RDMA_WRITE";  // for error messages
+};
+
+// A point's plan: its knobs as the loop reads them.
+BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
+
+// Posts QP q's WRs while its send queue has room for a whole chain of post_list (a
+// shorter last chain to reach `target`), each signaled as the signal interval says.
+// With `cr` (SEND on iWARP), no further than the receiver's credit allows; its READ
+// keeps its reserve of send-queue slots while in flight (read_fits).
+template <class Ops>
+inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uint64_t target, const BwPlan& p,
+                           CreditReads* cr = nullptr) {
+  uint64_t limit = target;
+  uint32_t depth = p.depth;
+  if (cr != nullptr) {
+    limit = std::min(target, credit_limit(ops, *cr, q, s, target, depth, p.every));
+    if (s.reading) depth -= cr->reserve;
+  }
+  while (s.posted < limit && s.outstanding() + p.post_list <= depth) {
+    uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, limit - s.posted));
+    ibv_send_wr* w = wrs.chain(q);
+    for (uint32_t i = 0; i < k; ++i) {
+      uint64_t seq = s.posted + i;
+      w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
+      w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
+                        (s.next_signaled(p.every, seq + 1 == target) ? IBV_SEND_SIGNALED : 0);
+    }
+    ibv_send_wr* saved = w[k - 1].next;
+    w[k - 1].next = nullptr;  // a short final chain
+    if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
+    w[k - 1].next = saved;
+    s.posted += k;
+  }
+}
+
+// New per-QP targets (`stop_at` of each QP's accounting); returns the QPs not there yet.
+template <class StopAt>
+inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>& target, StopAt stop_at) {
+  uint32_t unfinished = 0;
+  for (size_t q = 0; q < sq.size() && q < target.size(); ++q) {
+    target[q] = stop_at(sq[q]);
+    unfinished += sq[q].completed != target[q];
+  }
+  return unfinished;
+}
+
+// Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc&)
+// (used with `in` only).
+// `sq` is the QPs' own accounting and carries over from the previous point.
+// `watch` is the one the Ops' poller (--events) checks while it sleeps: both must
+// see the same progress, or a sleeping poller takes a busy point for a dead peer.
+// On an interrupt the loop stops posting, lets the WRs in flight drain for up to
+// kInterruptDrain, then throws RunAborted("interrupted").
+// `in` (--bidir SEND): receive completions among the sends' are reposted and counted
+// there, and the loop goes on until `in->expect` arrived on every QP; the window (and
+// `seconds`) still ends with this side's last send.
+// `cr` (SEND on iWARP): sends wait for the receiver's credit; the loop ends once its
+// credit READs are back too (the window still ends with the last send), so none is in
+// flight when the peer closes the window its count is read through.
+template <class Ops>
+LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch,
+                            Arrivals* in = nullptr, CreditReads* cr = nullptr) {
+  const uint32_t nqp = p.nqp, every = p.every;
+  const bool timed = p.duration > 0;
+  std::vector<uint64_t> target(nqp), first(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) {
+    first[q] = sq[q].posted;
+    target[q] = timed ? UINT64_MAX : sq[q].posted + p.per_qp;
+  }
+  std::vector<ibv_wc> wc(p.batch);
+  uint32_t unfinished = 0;
+  for (uint32_t q = 0; q < nqp; ++q) unfinished += sq[q].completed != target[q];
+  uint64_t loops = 0;
+  bool stopping = false, aborting = false;
+  Clock::time_point abort_by{}, sends_end{};
+
+  LoopStats st;
+  TimelineRecorder timeline(st.timeline, p.interval, p.duration);
+  auto done = [&] {
+    uint64_t n = 0;
+    for (uint32_t q = 0; q < nqp; ++q) n += sq[q].completed - first[q];
+    return n;
+  };
+
+  const double cpu0 = loop_cpu_seconds();
+  const Clock::time_point start = Clock::now();
+  timeline.start(start);
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
+  const bool lingers = in != nullptr || cr != nullptr;  // the loop may outlast its last send
+  while (unfinished > 0 || (in != nullptr && in->missing > 0 && !aborting) || (cr != nullptr && cr->in_flight > 0)) {
+    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p, cr);
+    int got = ops.poll(static_cast<int>(p.batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], in ? "SEND or RECV" : p.posted);
+      if (in != nullptr && (wc[i].opcode & IBV_WC_RECV)) {
+        in->take(ops.recv(wc[i]));
+        continue;
+      }
+      if (cr != nullptr && WrId::is_credit(wc[i].wr_id)) {
+        const uint32_t q = WrId::credit_qp(wc[i].wr_id);
+        cr->take(sq[q], q);
+        continue;
+      }
+      uint32_t q = WrId::qp(wc[i].wr_id);
+      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q] && --unfinished == 0 && lingers)
+        sends_end = Clock::now();
+    }
+    watch.tick(got);
+    // The clock and the stop flag are read once per poll that returned completions
+    // (at most once per batch of WCs), or every 64 empty polls: not per message, but
+    // often enough when a loop turn is slow (big messages, a slow device, --events).
+    if (got > 0 || aborting || (++loops & 63) == 0) {
+      if (timeline.on()) {
+        const Clock::time_point now = Clock::now();
+        if (timeline.due(now)) timeline.record(now, done());
+      }
+      if (!aborting && watch.interrupted()) {
+        // Post nothing more; wait for each QP's last signaled WR (later ones never complete).
+        aborting = stopping = true;
+        watch.draining();
+        abort_by = Clock::now() + kInterruptDrain;
+        unfinished = retarget(sq, target, [every](const SendQueue& s) { return s.posted - (every - s.until_signal); });
+      } else if (aborting) {
+        if (Clock::now() >= abort_by) break;
+      } else if (timed && !stopping && Clock::now() >= deadline) {
+        // Stop each QP at its next signaled WR so every posted WR is accounted for.
+        stopping = true;
+        unfinished = retarget(sq, target, [every](const SendQueue& s) {
+          return s.posted + (s.until_signal == every ? 0 : s.until_signal);
+        });
+      }
+    }
+  }
+  if (aborting) throw RunAborted("interrupted");
+  const Clock::time_point end = lingers && sends_end != Clock::time_point{} ? sends_end : Clock::now();
+  timeline.finish(end, done());
+  st.seconds = seconds_between(start, end);
+  st.began = start;
+  st.ended = end;
+  st.cpu_seconds = loop_cpu_seconds() - cpu0;
+  st.per_qp.resize(nqp);
+  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
+  return st;
+}
+
+// The receiver's count: messages per QP against targets that the peer's DONE (via
+// ctl.on_idle) may lower in duration mode; the caller's on_idle calls recount().
+struct ReceiveCount {
+  std::vector<uint64_t>& expected;
+  std::vector<uint64_t> received;
+  uint32_t unfinished = 0;
+  ReceiveCount(std::vector<uint64_t>& e, uint32_t nqp) : expected(e), received(nqp, 0) { recount(); }
+  void recount() {
+    unfinished = 0;
+    for (size_t q = 0; q < received.size(); ++q) unfinished += received[q] < expected[q];
+  }
+};
+
+// Ops: int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc& wc) reposts the
+// receive and returns its QP. The CPU window opens when `warmup` messages arrived
+// on every QP.
+template <class Ops>
+LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, uint32_t batch, uint64_t warmup, IdleWatch& watch) {
+  const uint32_t nqp = static_cast<uint32_t>(c.received.size());
+  std::vector<ibv_wc> wc(batch);
+  // QPs still in the client's warm-up; the CPU window opens when none is left.
+  uint32_t warming = warmup > 0 ? nqp : 0;
+  double cpu0 = loop_cpu_seconds();
+  Clock::time_point start{};
+  bool started = false;
+  while (c.unfinished > 0) {
+    int got = ops.poll(static_cast<int>(batch), wc.data());
+    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got > 0 && !started) {
+      start = Clock::now();
+      started = true;
+    }
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "RECV");
+      uint32_t q = ops.recv(wc[i]);
+      uint64_t n = ++c.received[q];
+      if (n == warmup && --warming == 0) cpu0 = loop_cpu_seconds();
+      if (n == c.expected[q]) --c.unfinished;
+    }
+    watch.tick(got);
+  }
+  LoopStats st;
+  st.seconds = started ? seconds_between(start, Clock::now()) : 0;
+  st.cpu_seconds = warming == 0 ? loop_cpu_seconds() - cpu0 : 0;
+  st.per_qp = std::move(c.received);
+  return st;
+}
+
+}  // namespace rdmasweep::detail

@@ -1,0 +1,29 @@
+#include "core/engine/send_credits.hpp"
+
+#include "core/engine/connection.hpp"
+#include "core/verbs/errors.hpp"
+
+namespace rdmasweep::detail {
+
+CreditReads make_credit_reads(const TestResources& r) {
+  CreditReads cr;
+  if (r.send_credit == 0) return cr;
+  if (r.remote.credit_rkey == 0)
+    throw verbs::Error("the peer grants no READ of its receive count, which SEND on iWARP needs: run the same rdmasweep "
+                "version on both sides");
+  const uint32_t nqp = static_cast<uint32_t>(r.qps.size());
+  cr.window = r.send_credit;
+  cr.reserve = posts_receives(r.cfg, r.role) ? effective_signal_every(r.cfg) : 1;  // read_fits
+  cr.landed = r.credit_landing();
+  cr.wr.assign(nqp, ibv_send_wr{});
+  cr.sge.assign(nqp, ibv_sge{});
+  for (uint32_t q = 0; q < nqp; ++q) {
+    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_landing() + q), sizeof(uint64_t), r.credit_mr.lkey()};
+    cr.wr[q] = verbs::signaled_read(WrId::credit(q), &cr.sge[q], r.remote.credit_addr + q * sizeof(uint64_t),
+                                    r.remote.credit_rkey);
+    cr.in_flight += r.sq[q].reading;
+  }
+  return cr;
+}
+
+}  // namespace rdmasweep::detail

@@ -1,0 +1,110 @@
+// A point on several threads (--threads): each thread owns its QPs, buffers and, by
+// default, its CQ (one TestResources per thread, a "lane"); with --cq-scope process
+// all lanes' QPs complete on one shared CQ. run_threads starts one loop per lane at
+// once, pinned as the Placement says; with one thread nothing changes: the loop runs
+// on the calling thread as it always did.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/engine/connection.hpp"
+#include "core/engine/loop.hpp"
+#include "core/engine/shared_cq.hpp"
+#include "core/host/placement.hpp"
+#include "core/results/model.hpp"
+
+namespace rdmasweep {
+
+class CmLinks;
+
+class PointResources {
+ public:
+  // `memory_node`: the NUMA node its buffers and queues are allocated on (-1: wherever
+  // the kernel puts them).
+  PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0,
+                 int memory_node = -1);
+  PointResources(const PointResources&) = delete;
+  PointResources& operator=(const PointResources&) = delete;
+  ~PointResources();
+
+  uint32_t threads() const { return static_cast<uint32_t>(lanes_.size()); }
+  TestResources& lane(uint32_t t) { return *lanes_[t]; }
+  const TestResources& lane(uint32_t t) const { return *lanes_[t]; }
+  std::vector<TestResources*> lanes() const {
+    std::vector<TestResources*> out;
+    for (const auto& l : lanes_) out.push_back(l.get());
+    return out;
+  }
+  const TestConfig& cfg() const { return lanes_[0]->cfg; }
+  uint64_t slot_bytes() const { return lanes_[0]->msg_stride; }  // per message: what the peer sizes by
+
+  bool can_serve(const TestConfig& next) const { return lanes_[0]->can_serve(next); }
+  void retarget(const TestConfig& next);
+  void limit_reads(uint32_t peer_max_rd_atom);
+  void close_window();
+  std::vector<control::Endpoint> local_endpoints() const;
+  void connect(const std::vector<control::Endpoint>& peer);
+  void set_remote(const std::vector<control::Endpoint>& peer);
+  // iWARP WRITE tests (a no-op otherwise): returns once every WRITE posted has landed at
+  // the peer (fence_writes on each lane). iWARP completes a WRITE when TCP has taken its
+  // data, not when the peer has placed it, so the peer, told DONE over the control
+  // channel, could close its window (its rkey) under WRITEs still on the way: they
+  // would fail and end the connection.
+  void fence_writes(std::chrono::milliseconds timeout);
+
+ private:
+  // Declared so the lanes' QPs go first, the shared CQ last.
+  verbs::CompletionQueue shared_cq_;
+  std::unique_ptr<SharedCq> router_;
+  std::vector<std::unique_ptr<TestResources>> lanes_;
+
+ public:
+  // --cm: the RDMA-CM ids that connected the lanes' QPs (null otherwise).
+  std::unique_ptr<CmLinks> cm;
+};
+
+// Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread, the
+// others on threads of their own. Every lane's idle check calls the caller's on_idle
+// (the control channel it reads), one lane at a time, whichever is idle first, so a
+// lane that finished early leaves no other deaf to the peer. All start together after
+// a barrier, pinned when `place` says so; when one fails the others stop at their
+// next idle check, and the first failure is rethrown.
+void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
+                 const std::function<void(uint32_t, const RunControl&)>& body);
+
+// Waits until all `n` threads arrive (a spinning barrier, reusable). While it waits
+// it calls `check` now and then, which throws to give up (another thread failed).
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(uint32_t n) : n_(n) {}
+  void wait(const std::function<void()>& check);
+
+ private:
+  const uint32_t n_;
+  std::atomic<uint32_t> arrived_{0};
+  std::atomic<uint32_t> round_{0};
+};
+
+// The initiator's measured run on every lane at once (measure_point per lane, with a
+// barrier between the warm-up and the measured loop), combined: totals over the
+// common window (first thread's start to last thread's end), per-QP figures in lane
+// order, histograms merged, CPU summed, each thread's own messages, window and CPU.
+PointResult measure_threads(PointResources& res, const RunControl& ctl, double interval, const Placement* place,
+                            std::vector<uint64_t>& sent);
+
+// The following side of one point on every lane at once: a SEND bandwidth receiver
+// per lane until each QP got what was sent (iters + warm-up; with --duration, only
+// once known), or a SEND/WRITE latency responder per lane until the end. `final`
+// is asked at every lane's idle check: null until the initiator's final per-QP
+// counts (all lanes' QPs, lane order) are known, then those counts, which also end
+// the responders. Returns the messages per QP (lane order) and the lanes' CPU summed.
+LoopStats follow_threads(PointResources& res, const RunControl& ctl, const Placement* place,
+                         const std::function<const std::vector<uint64_t>*()>& final_counts);
+
+// Combines the lanes' results as measure_threads does (exposed for tests).
+PointResult combine_lanes(std::vector<PointResult>& lanes);
+
+}  // namespace rdmasweep
