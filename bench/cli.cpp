@@ -16,27 +16,34 @@ namespace rdmasweep::cli {
 
 namespace po = boost::program_options;
 
-static po::options_description fabric_options(Common& c, int* gid) {
+void add_fabric_options(po::options_description& d, FabricConfig& f, int& timeout_s, FabricArgs& raw) {
+  d.add_options()
+    ("device,d", po::value(&f.device), "RDMA device (default: the first one; see `rdmasweep devices`)")
+    ("gid-index,x", po::value(&raw.gid)->default_value(-1),
+     "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
+    ("ib-port,i", po::value(&raw.ib_port)->default_value(1), "device port")
+    ("timeout", po::value(&timeout_s)->default_value(10), "seconds before a silent peer is declared dead");
+}
+
+void finish_fabric(FabricConfig& f, int timeout_s, const FabricArgs& raw) {
+  if (raw.ib_port < 1 || raw.ib_port > 255)
+    throw UsageError("--ib-port: " + std::to_string(raw.ib_port) + " is out of range 1..255");
+  f.port = static_cast<uint8_t>(raw.ib_port);
+  if (raw.gid < -1 || raw.gid > 65535) throw UsageError("--gid-index: " + std::to_string(raw.gid) + " is out of range");
+  f.gid_index = raw.gid;
+  if (timeout_s < 1 || timeout_s > 86400) throw UsageError("--timeout: must be between 1 and 86400 seconds");
+}
+
+// The fabric options, and what the commands with a control connection add to them.
+static po::options_description fabric_options(Common& c, FabricArgs& raw) {
   po::options_description o("Fabric");
+  add_fabric_options(o, c.fabric, c.timeout_s, raw);
   o.add_options()
-    ("device,d", po::value(&c.fabric.device), "RDMA device (default: the first one; see `rdmasweep devices`)")
-    ("gid-index,x", po::value(gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
-    ("ib-port,i", po::value<unsigned>()->default_value(1), "device port")
     ("port,p", po::value(&c.port)->default_value(18515), "TCP control port")
-    ("timeout", po::value(&c.timeout_s)->default_value(10), "seconds before a silent peer is declared dead")
     ("cpus", po::value(&c.cpus), "cores for a point's threads, e.g. 2-9,12 (thread t on the t-th; also pins one "
      "thread); default: with --threads > 1, the cores of the device's NUMA node, less those its interrupts go to")
     ("verbose,v", po::bool_switch(&c.verbose), "print every QP's state and attributes after it connects");
   return o;
-}
-
-static void finish_common(Common& c, const po::variables_map& vm, int gid) {
-  unsigned ib_port = vm["ib-port"].as<unsigned>();
-  if (ib_port < 1 || ib_port > 255) throw UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
-  c.fabric.port = static_cast<uint8_t>(ib_port);
-  if (gid < -1 || gid > 65535) throw UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
-  c.fabric.gid_index = gid;
-  if (c.timeout_s < 1 || c.timeout_s > 86400) throw UsageError("--timeout: must be between 1 and 86400 seconds");
 }
 
 static po::variables_map run_parser(int argc, char** argv, const po::options_description& all,
@@ -153,8 +160,8 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     else
       mine.push_back(argv[i]);
   }
-  int gid = -1;
-  po::options_description fabric = fabric_options(c, &gid);
+  FabricArgs raw;
+  po::options_description fabric = fabric_options(c, raw);
   fabric.add_options()
     ("cm,R", po::bool_switch(&c.cm), "connect the QPs with RDMA-CM (librdmacm: resolve the server's address and "
      "route, then rdma_connect) instead of exchanging QP data on the control channel; the GID comes from routing")
@@ -190,10 +197,10 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     *help_text = render_help("usage: rdmasweep client HOST [options] [--benchmark_filter=REGEX ...]", all);
     return c;
   }
-  finish_common(c, vm, gid);
+  finish_fabric(c.fabric, c.timeout_s, raw);
   if (c.host.empty()) throw UsageError("client: give the server's host name or address (rdmasweep client HOST)");
   if (!c.cm_address.empty() && !c.cm) throw UsageError(refusal_text("cm-address"));
-  if (c.cm && gid != -1) throw UsageError(refusal_text("cm-gid"));
+  if (c.cm && raw.gid != -1) throw UsageError(refusal_text("cm-gid"));
   if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
   if (axis.count("iters") && axis.count("duration"))
     throw UsageError(refusal_text("iters-duration"));
@@ -228,8 +235,8 @@ std::map<std::string, std::string> parse_labels(const std::vector<std::string>& 
 
 ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   ServerOptions s;
-  int gid = -1;
-  po::options_description all = fabric_options(s, &gid);
+  FabricArgs raw;
+  po::options_description all = fabric_options(s, raw);
   all.add_options()
     ("bind", po::value(&s.bind), "address to listen on (default: all addresses)")
     ("once", "serve one client, then exit")
@@ -242,7 +249,7 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
     *help_text = render_help("usage: rdmasweep server [options]\nServes test after test, client after client (one at a time; `rdmasweep hunt`'s aggressor alongside), until killed.", all);
     return s;
   }
-  finish_common(s, vm, gid);
+  finish_fabric(s.fabric, s.timeout_s, raw);
   s.once = vm.count("once") > 0;
   return s;
 }
@@ -262,18 +269,13 @@ DevicesOptions parse_devices(int argc, char** argv, std::string* help_text) {
 
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
   DoctorOptions d;
-  int gid = -1;
-  po::options_description all = fabric_options(d, &gid);
+  FabricArgs raw;
+  po::options_description all = fabric_options(d, raw);
   std::string config;
   std::map<std::string, std::string> axis;
-  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
-  all.add_options()
-    ("config,c", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)")
-    ("op", ax("op"), "planned operations")
-    ("mode", ax("mode"), "planned modes")
-    ("qps,q", ax("qps"), "planned QP counts")
-    ("size,s", ax("size"), "planned message sizes")
-    ("help,h", "this help");
+  all.add_options()("config,c", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)");
+  for (const char* key : {"op", "mode", "qps", "size"}) add_knob_option(all, axis, knob(key));  // the planned points
+  all.add_options()("help,h", "this help");
   po::variables_map vm = run_parser_with_host(argc, argv, all, &d.host);
   if (vm.count("help")) {
     d.help = true;
@@ -281,7 +283,7 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
                          "with HOST, also the server there.", all);
     return d;
   }
-  finish_common(d, vm, gid);
+  finish_fabric(d.fabric, d.timeout_s, raw);
   try {
     if (!config.empty()) d.spec = load_sweep_file(resolve_sweep_file(config));
     for (const auto& [k, v] : axis) apply_override(d.spec, k, v);
@@ -307,8 +309,8 @@ double parse_seconds(const std::string& option, const std::string& text) {
 
 HuntOptions parse_hunt(int argc, char** argv, std::string* help_text) {
   HuntOptions h;
-  int gid = -1;
-  po::options_description all = fabric_options(h, &gid);
+  FabricArgs raw;
+  po::options_description all = fabric_options(h, raw);
   std::string budget = "10m";
   all.add_options()
     ("budget", po::value(&budget)->default_value("10m"), "time for the whole hunt (90s, 10m, 1h): exploring, then "
@@ -329,7 +331,7 @@ HuntOptions parse_hunt(int argc, char** argv, std::string* help_text) {
                              "that shows it again.", all);
     return h;
   }
-  finish_common(h, vm, gid);
+  finish_fabric(h.fabric, h.timeout_s, raw);
   if (h.host.empty()) throw UsageError("hunt: give the server's host name or address (rdmasweep hunt HOST)");
   h.budget_s = parse_seconds("--budget", budget);
   h.seed_given = vm.count("seed") > 0;

@@ -122,6 +122,16 @@ void check_interval(bool given, double interval);
 // a line on stderr ("<prefix>: <point>: capped to fit <whose> max_cqe ...") says so
 // (no line when prefix is null: another process says it).
 void cap_points(std::vector<TestConfig>& points, uint64_t max_cqe, const std::string& whose, const char* prefix);
+// The fabric options of every command that opens a device (client, server, doctor,
+// hunt, mesh): --device, --gid-index, --ib-port, --timeout. `raw` holds what
+// finish_fabric() checks and moves into `f` once the command line is parsed.
+struct FabricArgs {
+  int gid = -1;
+  unsigned ib_port = 1;
+};
+void add_fabric_options(boost::program_options::options_description& d, FabricConfig& f, int& timeout_s,
+                        FabricArgs& raw);
+void finish_fabric(FabricConfig& f, int timeout_s, const FabricArgs& raw);
 // One knob's option, flag and help from the knob table (core/config/knob_table.hpp): its value lands
 // in axis[key]; a Flag alone (--srq) means 1.
 void add_knob_option(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,

@@ -98,17 +98,11 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
 
 MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
   MeshOptions m;
-  int gid = -1;
-  unsigned ib_port = 1;
+  cli::FabricArgs raw;
   std::string pattern, schedule;
   std::map<std::string, std::string> axis;
-  auto ax = [&](const char* key) { return po::value<std::string>()->notifier([&, key](const std::string& v) { axis[key] = v; }); };
   po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
-  fabric.add_options()
-    ("device,d", po::value(&m.fabric.device), "RDMA device (default: the first one)")
-    ("gid-index,x", po::value(&gid)->default_value(-1), "GID index (default: the port's RoCE v2 GID with an IPv4 address)")
-    ("ib-port,i", po::value(&ib_port)->default_value(1), "device port")
-    ("timeout", po::value(&m.timeout_s)->default_value(10), "seconds without a completion before a peer is declared dead");
+  cli::add_fabric_options(fabric, m.fabric, m.timeout_s, raw);
   po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
   work.add_options()
     ("pattern", po::value(&pattern)->default_value("pairs"),
@@ -119,10 +113,8 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
     ("schedule", po::value(&schedule),
      "pairs: matching (disjoint pairs measured together, 2(N-1) phases; the default on more than 2 ranks) or "
      "sequential (one ordered pair at a time, N(N-1) phases: for fabrics where concurrent pairs may share a link)")
-    ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys")
-    ("op", ax("op"), "send, write, read (default send)")
-    ("mode", ax("mode"), "bw, or lat (pairs only) (default bw)")
-    ("qps,q", ax("qps"), "RC QPs per flow, on one shared CQ per flow (default 1)");
+    ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys");
+  for (const char* key : {"op", "mode", "qps"}) cli::add_knob_option(work, axis, knob(key));  // per flow
   cli::add_length_options(work, axis);
   cli::add_knob_options(work, axis);
   std::string policy;
@@ -157,11 +149,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
         all);
     return m;
   }
-  if (ib_port < 1 || ib_port > 255) throw cli::UsageError("--ib-port: " + std::to_string(ib_port) + " is out of range 1..255");
-  m.fabric.port = static_cast<uint8_t>(ib_port);
-  if (gid < -1 || gid > 65535) throw cli::UsageError("--gid-index: " + std::to_string(gid) + " is out of range");
-  m.fabric.gid_index = gid;
-  if (m.timeout_s < 1 || m.timeout_s > 86400) throw cli::UsageError("--timeout: must be between 1 and 86400 seconds");
+  cli::finish_fabric(m.fabric, m.timeout_s, raw);
   set_pattern(m, pattern, schedule);
   if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
   if (!is_multicast_address(m.group))

@@ -208,9 +208,11 @@ TEST(Knobs, LabelsOfTheClient) {
   EXPECT_THROW(parse(cli::parse_client, {"client", "host", "--label", "a=1", "--label", "a=2"}), cli::UsageError);
 }
 
-TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
+// Every knob's flag, loop knobs and --op/--mode/--qps/--size alike: the mesh's
+// options come from the same table as the client's.
+TEST(Knobs, EachKnobFlagSetsItForTheMesh) {
   for (const Knob& k : knobs()) {
-    if (!k.loop || k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
+    if (k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
     uint64_t v = other_value(k);
     auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
     if (std::string(k.key) == "bidir") {  // a mesh flow's far end only answers: refused, naming what to use
@@ -224,6 +226,46 @@ TEST(Knobs, EachLoopKnobFlagSetsItForTheMesh) {
     }
     mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
     EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
+  }
+}
+
+// The fabric options are one set: every command that opens a device takes the same
+// spelling into the same FabricConfig, and refuses the same bad values alike.
+TEST(Knobs, FabricOptionsAreOneSetInEveryCommand) {
+  const std::vector<std::string> given = {"-d", "mlx5_1", "-x", "3", "-i", "2", "--timeout", "7"};
+  auto with_given = [&](std::vector<std::string> head) {
+    head.insert(head.end(), given.begin(), given.end());
+    return head;
+  };
+  auto mesh = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, false); };
+  std::vector<std::pair<FabricConfig, int>> seen = {
+      {parse(cli::parse_client, with_given({"client", "host"})).fabric, parse(cli::parse_client, with_given({"client", "host"})).timeout_s},
+      {parse(cli::parse_server, with_given({"server"})).fabric, parse(cli::parse_server, with_given({"server"})).timeout_s},
+      {parse(cli::parse_doctor, with_given({"doctor"})).fabric, parse(cli::parse_doctor, with_given({"doctor"})).timeout_s},
+      {parse(cli::parse_hunt, with_given({"hunt", "host"})).fabric, parse(cli::parse_hunt, with_given({"hunt", "host"})).timeout_s},
+      {parse(mesh, with_given({"mesh"})).fabric, parse(mesh, with_given({"mesh"})).timeout_s}};
+  for (const auto& [f, timeout] : seen) {
+    EXPECT_EQ(f.device, "mlx5_1");
+    EXPECT_EQ(f.gid_index, 3);
+    EXPECT_EQ(f.port, 2);
+    EXPECT_EQ(timeout, 7);
+  }
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"-i", "0"}, {"-x", "-2"}, {"--timeout", "0"}}) {
+    std::vector<std::string> messages;
+    for (std::vector<std::string> head : {std::vector<std::string>{"client", "host"}, {"server"}, {"mesh"}}) {
+      head.insert(head.end(), bad.begin(), bad.end());
+      try {
+        if (head[0] == "client") parse(cli::parse_client, head);
+        else if (head[0] == "server") parse(cli::parse_server, head);
+        else parse(mesh, head);
+        ADD_FAILURE() << head[0] << " took " << bad[0] << " " << bad[1];
+      } catch (const cli::UsageError& e) {
+        messages.push_back(e.what());
+      }
+    }
+    ASSERT_EQ(messages.size(), 3u);
+    EXPECT_EQ(messages[0], messages[1]);
+    EXPECT_EQ(messages[0], messages[2]);
   }
 }
 
