@@ -73,7 +73,7 @@ sockaddr_storage gid_address(const ibv_gid& gid) {
 
 McastEnd::McastEnd(const verbs::Device& dev, const GidEntry& gid, const std::string& group, bool receiver,
                    const std::vector<TestConfig>& points, std::chrono::milliseconds timeout)
-    : receiver_(receiver), timeout_(timeout), pd_(dev) {
+    : timeout_(timeout), pd_(dev) {
   const uint32_t size = max_of(points, [](const TestConfig& c) -> uint64_t { return c.work.size; });
   const int mtu = verbs::mtu_bytes(dev.port_attr().active_mtu);
   if (size > static_cast<uint32_t>(mtu))

@@ -89,7 +89,6 @@ class McastEnd {
  private:
   void post_receive(uint32_t slot);
 
-  bool receiver_;
   std::chrono::milliseconds timeout_;
   verbs::ProtectionDomain pd_;
   verbs::CompletionQueue cq_;
