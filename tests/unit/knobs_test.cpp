@@ -238,12 +238,13 @@ TEST(Knobs, FabricOptionsAreOneSetInEveryCommand) {
     return head;
   };
   auto mesh = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, false); };
+  auto fabric_of = [](const auto& options) { return std::pair{options.fabric, options.timeout_s}; };
   std::vector<std::pair<FabricConfig, int>> seen = {
-      {parse(cli::parse_client, with_given({"client", "host"})).fabric, parse(cli::parse_client, with_given({"client", "host"})).timeout_s},
-      {parse(cli::parse_server, with_given({"server"})).fabric, parse(cli::parse_server, with_given({"server"})).timeout_s},
-      {parse(cli::parse_doctor, with_given({"doctor"})).fabric, parse(cli::parse_doctor, with_given({"doctor"})).timeout_s},
-      {parse(cli::parse_hunt, with_given({"hunt", "host"})).fabric, parse(cli::parse_hunt, with_given({"hunt", "host"})).timeout_s},
-      {parse(mesh, with_given({"mesh"})).fabric, parse(mesh, with_given({"mesh"})).timeout_s}};
+      fabric_of(parse(cli::parse_client, with_given({"client", "host"}))),
+      fabric_of(parse(cli::parse_server, with_given({"server"}))),
+      fabric_of(parse(cli::parse_doctor, with_given({"doctor"}))),
+      fabric_of(parse(cli::parse_hunt, with_given({"hunt", "host"}))),
+      fabric_of(parse(mesh, with_given({"mesh"})))};
   for (const auto& [f, timeout] : seen) {
     EXPECT_EQ(f.device, "mlx5_1");
     EXPECT_EQ(f.gid_index, 3);
