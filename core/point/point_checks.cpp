@@ -50,6 +50,16 @@ static uint64_t expected_atomic_sum(const TestConfig& c, const std::vector<uint6
   return sum;
 }
 
+void check_received(const std::string& receiver, const std::vector<uint64_t>& got, const std::string& sender,
+                    const std::vector<uint64_t>& sent) {
+  for (size_t q = 0; q < sent.size(); ++q) {
+    const uint64_t n = q < got.size() ? got[q] : 0;
+    if (n != sent[q])
+      throw verbs::Error(receiver + " received " + std::to_string(n) + " messages on QP " + std::to_string(q) + " but " +
+                         sender + " sent " + std::to_string(sent[q]));
+  }
+}
+
 void check_atomic_sum(const TestConfig& c, const std::vector<uint64_t>& sent, std::optional<uint64_t> got) {
   if (!got) throw verbs::Error("the server did not report its atomic counter: run the same rdmasweep version on both sides");
   const uint64_t want = expected_atomic_sum(c, sent);
@@ -61,18 +71,14 @@ void check_atomic_sum(const TestConfig& c, const std::vector<uint64_t>& sent, st
 
 // --bidir: the server's direction into the client's result, checked as the client's
 // own is: every SEND it sent arrived here, and its atomics left what they must.
-void take_reverse(const PointResources& res, const control::Counts& got, PointResult& out) {
+void take_reverse(const PointResources& res, const control::Counts& got, PointResult& out, const std::string& me,
+                  const std::string& peer) {
   const TestConfig& cfg = res.cfg();
-  if (!got.reverse) throw verbs::Error("the server did not run its direction of --bidir: run the same rdmasweep version on both sides");
+  if (!got.reverse)
+    throw verbs::Error(peer + " did not run its direction of --bidir: run the same rdmasweep version on both sides");
   out.reverse_messages = got.reverse->messages;
   out.reverse_seconds = got.reverse->seconds;
-  if (both_ways_send(cfg)) {
-    const std::vector<uint64_t> mine = arrivals(res);
-    for (size_t q = 0; q < mine.size() && q < got.reverse->sent.size(); ++q)
-      if (mine[q] != got.reverse->sent[q])
-        throw verbs::Error("--bidir: the client received " + std::to_string(mine[q]) + " messages on QP " +
-                           std::to_string(q) + " but the server sent " + std::to_string(got.reverse->sent[q]));
-  }
+  if (both_ways_send(cfg)) check_received("--bidir: " + me, arrivals(res), peer, got.reverse->sent);
   if (is_atomic(cfg.work.op)) check_atomic_sum(cfg, got.reverse->sent, atomic_sum(res));
 }
 

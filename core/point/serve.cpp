@@ -1,47 +1,53 @@
 // The server's half of a session (core/point/session.hpp): serve_client follows one client
-// point by point: SETUP (or ABANDON), the connection, the following side's loops, the
-// counts it got, RESULT. The client's half is core/point/session.cpp.
-#include <atomic>
-#include <optional>
+// point by point: SETUP (or ABANDON), the connection, then the following end of the
+// point protocol (core/point/point_protocol.hpp): its loops, DONE, RESULT. The client's half is core/point/session.cpp.
+#include <chrono>
 
 #include "core/config/knobs.hpp"
 #include "core/point/cm_connect.hpp"
-#include "core/point/point_checks.hpp"
+#include "core/point/point_protocol.hpp"
 #include "core/point/session.hpp"
 
 namespace rdmasweep {
 
 using control::MsgType;
 
-// The client could not create its side of the point (SetupRequest): the server frees
-// its own and waits for the next SETUP.
-struct Abandoned {
-  std::string why;
+namespace {
+
+// --cm: the server listens for the client's RDMA-CM connection of every QP (its port
+// in SETUP_OK) and accepts them before CONNECT comes; the initial receives are posted
+// then (before READY, as connect() does).
+class CmServer final : public Connector {
+ public:
+  CmServer(const verbs::Device& dev, const SessionOptions& opt) : dev_(dev), opt_(opt) {}
+  void offer(PointResources& res, std::vector<control::Endpoint>& mine) override {
+    res.cm = std::make_unique<CmLinks>();
+    mine[0].cm_port = res.cm->listen(dev_);
+  }
+  void await(PointResources& res, control::PeerLink& link) override {
+    res.cm->accept_all(res.lanes(), opt_.timeout, [&link] {
+      // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
+      if (auto m = link.try_recv()) {
+        if (m->type == MsgType::Abandon) throw PeerAbandoned{control::error_from_json(m->body)};
+        if (m->type == MsgType::Error)
+          throw control::PeerFailed(link.who() + " reported: " + control::error_from_json(m->body));
+        throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
+      }
+    });
+    for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
+  }
+  void connect(PointResources& res, const std::vector<control::Endpoint>& peer) override { res.set_remote(peer); }
+
+ private:
+  const verbs::Device& dev_;
+  const SessionOptions& opt_;
 };
 
-// The client's answer to SETUP_OK: its endpoints (CONNECT), or ABANDON.
-static void take_abandon(const control::Message& m) {
-  if (m.type == MsgType::Abandon) throw Abandoned{control::error_from_json(m.body)};
-  if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
-}
-
-// --cm: accepts the client's RDMA-CM connection of every QP on the listener announced
-// in SETUP_OK, then posts the initial receives (before READY, as connect() does).
-static void accept_by_cm(PointResources& res, control::Channel& ch, const SessionOptions& opt) {
-  res.cm->accept_all(res.lanes(), opt.timeout, [&ch] {
-    // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
-    if (auto m = ch.try_recv()) {
-      take_abandon(*m);
-      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
-    }
-  });
-  for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
-  log_qps(res, "server", opt.verbose);
-}
+}  // namespace
 
 // `res` holds the previous point's resources, reused when the client asks. Sets up
-// (or retargets) and connects this point's QPs, every thread's. Throws Abandoned when
-// the client's side failed.
+// (or retargets) and connects this point's QPs, every thread's. Throws PeerAbandoned
+// when the client's side failed.
 static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
                         const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
@@ -59,69 +65,11 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
     ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
     throw;
   }
-  std::vector<control::Endpoint> mine = res->local_endpoints();
-  const bool by_cm = cm && !req.reuse;
-  if (by_cm) {
-    res->cm = std::make_unique<CmLinks>();
-    mine[0].cm_port = res->cm->listen(fabric.dev);
-  }
-  ch.send(MsgType::SetupOk, control::to_json(mine));
-  if (req.reuse) return;  // connected, and ready: SETUP_OK said so
-  if (by_cm) accept_by_cm(*res, ch, opt);
-  // The client creates its side meanwhile (as long as that takes, with many QPs): a
-  // client that stops is caught by its silence, not by a bound on its work.
-  control::Message m = ch.recv(kTestWait);
-  take_abandon(m);
-  if (m.type != MsgType::Connect)
-    throw control::ProtocolError(std::string("expected CONNECT from ") + ch.peer() + ", got " + control::to_string(m.type));
-  std::vector<control::Endpoint> peer = control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
-  if (by_cm) {
-    res->set_remote(peer);
-  } else {
-    res->connect(peer);
-    log_qps(*res, "server", opt.verbose);
-  }
-  ch.send(MsgType::Ready);
-}
-
-// The client's DONE as every thread sees it: thread 0 reads the channel (its
-// on_idle), the others pick the counts up at their own idle checks.
-struct DoneBoard {
-  std::optional<control::Counts> done;
-  std::atomic<bool> posted{false};
-};
-
-// The following side's loops of one point, one per thread (core/point/lanes.hpp): thread
-// 0 reads the client's DONE from the channel, every thread picks its counts up.
-static LoopStats follow_point(PointResources& res, control::Channel& ch, const SessionOptions& opt, DoneBoard& board,
-                              const std::function<void(const control::Message&)>& take_done) {
-  RunControl ctl;
-  ctl.interrupted = opt.interrupted;
-  ctl.idle_timeout = kTestWait;  // the client decides when a test ends; EOF or keepalive tells us it died
-  ctl.on_idle = [&] {
-    if (auto m = ch.try_recv()) {
-      take_done(*m);
-      board.posted.store(true, std::memory_order_release);
-    }
-  };
-  return follow_threads(res, ctl, opt.placement, [&]() -> const std::vector<uint64_t>* {
-    return board.posted.load(std::memory_order_acquire) ? &board.done->per_qp : nullptr;
-  });
-}
-
-// --bidir: this side's own direction, run as the client runs its (measure_threads);
-// the client's DONE may come in meanwhile and is kept.
-static PointResult lead_point(PointResources& res, control::Channel& ch, const SessionOptions& opt,
-                              const std::function<void(const control::Message&)>& take_done, std::vector<uint64_t>& sent) {
-  RunControl ctl;
-  ctl.interrupted = opt.interrupted;
-  ctl.idle_timeout = opt.timeout;
-  ctl.on_idle = [&] {
-    if (auto m = ch.try_recv()) take_done(*m);
-  };
-  PointResult mine = measure_threads(res, ctl, 0, opt.placement, sent);
-  res.fence_writes(opt.timeout);  // before RESULT: the client then closes its window
-  return mine;
+  control::ChannelLink link(ch, "the client", "the server");
+  CmServer by_cm(fabric.dev, opt);
+  Connector by_qp_data;
+  follow_connect(*res, link, cm && !req.reuse ? by_cm : by_qp_data, {req.reuse, req.reuse});
+  if (!req.reuse) log_qps(*res, "server", opt.verbose);
 }
 
 // Returns false when the client abandoned the point before it ran.
@@ -132,61 +80,22 @@ static bool serve_test(LocalFabric& fabric, control::Channel& ch, const control:
   const CounterValues c0 = sample(fabric);
   try {
     serve_setup(fabric, ch, req, opt, cm, res);
-  } catch (const Abandoned& a) {
+  } catch (const PeerAbandoned& a) {
     res.reset();
     if (log) log("client " + ch.peer() + " could not set up " + point_name(cfg) + " on its side: " + a.why);
     return false;
   }
 
-  const Workload& w = cfg.work;
-  const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
-  DoneBoard board;
-  auto take_done = [&](const control::Message& m) {
-    if (m.type == MsgType::Error) throw control::ChannelError("client reported: " + control::error_from_json(m.body));
-    if (m.type != MsgType::Done)
-      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m.type) + " from client during a test");
-    board.done = control::counts_from_json(m.body, nqp);
-  };
-  std::vector<uint64_t> counts(nqp, 0);
-  double cpu = 0;  // over the client's measured window, as the loops define it
-
-  const bool bidir = cfg.knobs.bidir;
-  const bool receives = w.op == Op::Send && w.mode == Mode::Bw && !bidir;
-  const bool responds = w.mode == Mode::Lat && !fetches(w.op);
-  std::optional<control::Counts::Reverse> reverse;
-  if (bidir) {
-    control::Counts::Reverse r;
-    PointResult mine = lead_point(*res, ch, opt, take_done, r.sent);
-    r.messages = mine.messages;
-    r.seconds = mine.seconds;
-    reverse = std::move(r);
-    cpu = mine.cpu_seconds;
-    if (both_ways_send(cfg)) counts = arrivals(*res);
-  } else if (receives || responds) {
-    LoopStats st = follow_point(*res, ch, opt, board, take_done);
-    counts = std::move(st.per_qp);
-    cpu = st.cpu_seconds;
-  }
-  if (!board.done) {
-    // A passive target (WRITE/READ bw, READ lat) only waits for DONE: its CPU over
-    // the window is what this wait costs (READY to DONE, the client's warm-up included).
-    const double cpu0 = loop_cpu_seconds();
-    take_done(ch.recv(kTestWait));
-    if (!receives && !responds && !bidir) cpu = loop_cpu_seconds() - cpu0;
-  }
-  res->close_window();  // before RESULT: once the client has it, no rkey of this test works
-  control::Counts result;
-  if (is_atomic(w.op)) result.atomic_sum = atomic_sum(*res);
-  result.reverse = std::move(reverse);
-  result.per_qp = std::move(counts);
-  result.cpu_seconds = cpu;
-  if (fabric.counters.available()) {
-    const auto t = std::chrono::steady_clock::now();  // every packet of the point has come and gone
-    result.has_counters = true;
-    result.counters = counter_delta(c0, sample_after(fabric, t));
-    result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  }
-  ch.send(MsgType::Result, control::to_json(result));
+  EndOptions eo = end_options(opt, fabric);
+  if (fabric.counters.available())
+    eo.add_to_result = [&fabric, &c0](control::Counts& result) {
+      const auto t = std::chrono::steady_clock::now();  // every packet of the point has come and gone
+      result.has_counters = true;
+      result.counters = counter_delta(c0, sample_after(fabric, t));
+      result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+  control::ChannelLink link(ch, "the client", "the server");
+  follow_end(*res, link, eo);
   return true;
 }
 

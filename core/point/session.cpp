@@ -3,8 +3,7 @@
 
 #include "core/host/inventory.hpp"
 #include "core/point/cm_connect.hpp"
-#include "core/point/measured_run.hpp"
-#include "core/point/point_checks.hpp"
+#include "core/point/point_protocol.hpp"
 
 namespace rdmasweep {
 
@@ -84,17 +83,28 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   }
 }
 
+namespace {
+
 // --cm: every QP connected by RDMA-CM to the listener the server announced, then
 // this test's remote buffer and the initial receives, as connect() does.
-static void connect_by_cm(PointResources& res, const std::vector<control::Endpoint>& peer, const SessionOptions& opt) {
-  if (peer.at(0).cm_port == 0)
-    throw verbs::Error("--cm: the server offered no RDMA-CM listener (an older rdmasweep server?): run the same "
-                       "rdmasweep version on both hosts");
-  res.cm = std::make_unique<CmLinks>();
-  res.cm->connect_all(res.lanes(), opt.cm_address, peer[0].cm_port, opt.timeout);
-  res.set_remote(peer);
-  for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
-}
+class CmClient final : public Connector {
+ public:
+  explicit CmClient(const SessionOptions& opt) : opt_(opt) {}
+  void connect(PointResources& res, const std::vector<control::Endpoint>& peer) override {
+    if (peer.at(0).cm_port == 0)
+      throw verbs::Error("--cm: the server offered no RDMA-CM listener (an older rdmasweep server?): run the same "
+                         "rdmasweep version on both hosts");
+    res.cm = std::make_unique<CmLinks>();
+    res.cm->connect_all(res.lanes(), opt_.cm_address, peer[0].cm_port, opt_.timeout);
+    res.set_remote(peer);
+    for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
+  }
+
+ private:
+  const SessionOptions& opt_;
+};
+
+}  // namespace
 
 std::exception_ptr ClientSession::set_up(const TestConfig& cfg, uint64_t slot, bool reuse) {
   if (reuse) {
@@ -121,97 +131,21 @@ std::exception_ptr ClientSession::set_up(const TestConfig& cfg, uint64_t slot, b
 
 PointResult ClientSession::run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0,
                                          Laps& laps) {
-  const TestConfig& cfg = res.cfg();
-  const uint32_t nqp = static_cast<uint32_t>(total_qps(cfg));
-  std::vector<control::Endpoint> peer =
-      control::endpoints_from_json(ch_.expect(MsgType::SetupOk, opt_.timeout), cfg.knobs.threads, cfg.work.qps);
-  if (reuse) {
-    res.set_remote(peer);  // this test's rkey; the server had ours in SETUP and is ready
-  } else {
-    if (opt_.cm_address.empty()) res.connect(peer);
-    else connect_by_cm(res, peer, opt_);
-    log_qps(res, "client", opt_.verbose);
-    ch_.send(MsgType::Connect, control::to_json(res.local_endpoints()));
-    ch_.expect(MsgType::Ready, opt_.timeout);
-  }
+  control::ChannelLink link(ch_, "the server", "the client");
+  CmClient by_cm(opt_);
+  Connector by_qp_data;
+  lead_connect(res, link, opt_.cm_address.empty() ? by_qp_data : by_cm, {reuse, reuse}, opt_.timeout);
+  if (!reuse) log_qps(res, "client", opt_.verbose);
   double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   laps.lap(&WallTime::setup);
 
-  RunControl ctl;
-  ctl.interrupted = opt_.interrupted;
-  ctl.idle_timeout = opt_.timeout;
-  // UD latency has one message in flight per QP: a lost one stops its QP.
-  if (is_ud(cfg) && cfg.work.mode == Mode::Lat)
-    ctl.idle_hint = "a UD ping or its pong was lost (UD does not retransmit), or the peer is gone or stuck";
-  ctl.on_idle = [this] {
-    // The server only speaks during a test to report a failure.
-    if (auto m = ch_.try_recv()) {
-      if (m->type == MsgType::Error) throw control::ChannelError("server reported: " + control::error_from_json(m->body));
-      throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " from server during a test");
-    }
-  };
-
-  std::vector<uint64_t> sent;
-  PointResult out;
-  try {
-    out = measure_threads(res, ctl, effective_interval(opt_.interval, cfg.work), opt_.placement, sent);
-  } catch (const verbs::CompletionError& e) {
-    if (e.status() == IBV_WC_WR_FLUSH_ERR) throw_server_cause();
-    // iWARP has no receiver-not-ready retry: a SEND that finds no receive posted ends
-    // the connection (the peer's TERMINATE, reported here as a local QP error). The
-    // credit scheme (core/engine/send_credits.hpp) exists so that this never happens.
-    if (e.status() == IBV_WC_LOC_QP_OP_ERR && cfg.work.op == Op::Send && fabric_.dev.is_iwarp())
-      throw verbs::CompletionError(std::string(e.what()) +
-                                       ": on iWARP a SEND that finds no receive posted ends the connection (no "
-                                       "RNR retry), which the SEND credit should rule out: please report it",
-                                   e.status());
-    throw;
-  }
-  res.fence_writes(opt_.timeout);
+  EndOptions eo = end_options(opt_, fabric_);
+  eo.laps = &laps;
+  control::Counts got;
+  PointResult out = lead_end(res, link, eo, &got);
   out.setup_seconds = setup;
-  laps.split(&WallTime::measured, out.seconds, &WallTime::warmup);
-  const Workload& w = cfg.work;
-
-  control::Counts done;
-  done.per_qp = sent;
-  ch_.send(MsgType::Done, control::to_json(done));
-  control::Counts got = control::counts_from_json(ch_.expect(MsgType::Result, kTestWait), nqp);
-  res.close_window();  // the server is done with our buffer
-  out.server_cpu_seconds = got.cpu_seconds;
-  out.has_server_counters = got.has_counters;
-  out.server_counters = std::move(got.counters);
-  if (is_atomic(w.op)) {
-    check_atomic_sum(cfg, sent, got.atomic_sum);
-    out.atomic_sum = *got.atomic_sum;
-  }
-  if (cfg.knobs.bidir) take_reverse(res, got, out);
-  if (is_ud(cfg)) {  // datagrams may be lost: counted, not an error
-    out.datagram = true;
-    for (uint32_t q = 0; q < nqp; ++q) {
-      out.sent += sent[q];
-      out.received += got.per_qp[q];
-    }
-  } else if (w.op == Op::Send && got.per_qp != sent) {
-    for (uint32_t q = 0; q < nqp; ++q)
-      if (got.per_qp[q] != sent[q])
-        throw verbs::Error("server received " + std::to_string(got.per_qp[q]) + " messages on QP " + std::to_string(q) +
-                           " but " + std::to_string(sent[q]) + " were sent");
-  }
   laps.split(&WallTime::counters, got.counters_seconds, &WallTime::control);  // the server's wait is inside
   return out;
-}
-
-// A flushed completion is the effect of an earlier failure; on iWARP often the server's:
-// it tears its QPs down (their TCP connections close, flushing ours at once) just
-// before its ERROR leaves. That reason, if it comes within a second, is the one to give.
-void ClientSession::throw_server_cause() {
-  std::optional<control::Message> m;
-  try {
-    m = ch_.recv(std::chrono::seconds(1));
-  } catch (const std::exception&) {
-    // nothing came, or the server is gone: the flush is all there is to say
-  }
-  if (m && m->type == MsgType::Error) throw control::ChannelError("server reported: " + control::error_from_json(m->body));
 }
 
 void ClientSession::close(const std::string& error) {

@@ -44,7 +44,6 @@ class ClientSession {
   // own. Returns what failed on this side (the server was told: ABANDON), else null.
   std::exception_ptr set_up(const TestConfig& cfg, uint64_t slot, bool reuse);
   PointResult run_connected(PointResources& res, bool reuse, std::chrono::steady_clock::time_point t0, Laps& laps);
-  void throw_server_cause();  // on a flushed completion: the server's reported failure, if one comes
 
   LocalFabric& fabric_;
   control::Channel ch_;

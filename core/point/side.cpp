@@ -63,6 +63,16 @@ control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& 
   return h;
 }
 
+EndOptions end_options(const SessionOptions& opt, const LocalFabric& fabric) {
+  EndOptions e;
+  e.interrupted = opt.interrupted;
+  e.timeout = opt.timeout;
+  e.placement = opt.placement;
+  e.interval = opt.interval;
+  e.iwarp = fabric.dev.is_iwarp();
+  return e;
+}
+
 CounterValues sample(const LocalFabric& f) { return f.counters.available() ? f.counters.read() : CounterValues{}; }
 CounterValues sample_after(const LocalFabric& f, std::chrono::steady_clock::time_point last_traffic) {
   return f.counters.available() ? f.counters.read_after_traffic(last_traffic) : CounterValues{};

@@ -13,6 +13,7 @@
 #include "core/host/inventory.hpp"
 #include "core/host/placement.hpp"
 #include "core/point/lanes.hpp"
+#include "core/point/point_protocol.hpp"
 #include "core/verbs/device.hpp"
 
 namespace rdmasweep {
@@ -53,6 +54,8 @@ void log_qps(const PointResources& res, const char* side, const std::function<vo
 int memory_node(const SessionOptions& opt);
 // This side's HELLO, with where its threads run.
 control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& opt);
+// The point protocol's options (core/point/point_protocol.hpp) for this side.
+EndOptions end_options(const SessionOptions& opt, const LocalFabric& fabric);
 // A side's counters before a point; its deltas after (the point's whole exchange,
 // outside the measured window).
 CounterValues sample(const LocalFabric& f);
