@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config/knobs.hpp"
+#include "core/results/records.hpp"
 
 namespace rdmasweep {
 
@@ -90,59 +91,6 @@ json SweepReporter::entry(const Run& r) const {
   return b;
 }
 
-// One record per point, merged over its repetitions.
-json SweepReporter::histogram_record(const std::string& point) const {
-  const std::vector<PointResult>& runs = store_.at(point);
-  json p;
-  Histogram merged;
-  bool lat = false;
-  json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array(), timelines = json::array();
-  json per_thread = json::array();
-  bool any_counters = false, any_timeline = false;
-  for (const PointResult& pr : runs) {
-    timelines.push_back(timeline_json(pr.timeline));
-    any_timeline |= !pr.timeline.t.empty();
-    counters.push_back(counters_json(pr));
-    any_counters |= !counters.back().is_null();
-    if (pr.latency) {
-      merged.merge(pr.hist);
-      lat = true;
-      per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
-    }
-    per_qp.push_back(pr.per_qp);
-    if (!pr.thread_messages.empty()) {
-      json t = {{"messages", pr.thread_messages}, {"seconds", pr.thread_seconds}, {"cpu_seconds", pr.thread_cpu_seconds}};
-      if (!pr.thread_hist.empty()) {
-        t["histogram"] = json::array();  // each thread's latency samples (ns), as the point's histogram
-        for (const Histogram& h : pr.thread_hist) t["histogram"].push_back(histogram_json(h));
-      }
-      per_thread.push_back(std::move(t));
-    }
-  }
-  p["config"] = runs.front().cfg;
-  p["per_qp_messages"] = per_qp;  // one array per repetition
-  if (!per_thread.empty()) p["per_thread"] = per_thread;  // --threads > 1: one object per repetition
-  if (any_counters) p["counters"] = counters;  // one per repetition
-  if (any_timeline) p["timeline"] = timelines; // one per repetition
-  if (lat) {
-    p["per_qp_latency"] = per_qp_lat;
-    p["latency_kind"] = latency_kind(runs.front().cfg);
-    p["histogram"] = histogram_json(merged);
-  }
-  return p;
-}
-
-// The ports' own account of the point: raw deltas per side and their normalized
-// view; returns what flags it (printed under its row).
-static std::vector<std::string> add_counters(json& b, const PointResult& pr) {
-  json c = counters_json(pr);
-  if (c.is_null()) return {};
-  b["counters"] = std::move(c);
-  std::vector<std::string> flags = point_anomalies(pr);
-  if (!flags.empty()) b["anomalies"] = flags;
-  return flags;
-}
-
 void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
   Laps laps(outside_);
   clear_progress_line();
@@ -160,7 +108,7 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     std::vector<std::string> flags;
     if (this_run) flags = add_counters(b, *this_run);
     const bool first_run = r.run_type == Run::RT_Iteration && store_.count(point) && !report_.document().has_record(point);
-    report_.add(std::move(b), first_run ? histogram_record(point) : json());
+    report_.add(std::move(b), first_run ? histogram_record(store_.at(point)) : json());
     if (!flags.empty()) {
       std::string line;
       for (const std::string& f : flags) line += (line.empty() ? "" : ", ") + f;

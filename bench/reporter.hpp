@@ -54,7 +54,6 @@ class SweepReporter : public benchmark::BenchmarkReporter {
 
  private:
   nlohmann::json entry(const Run& r) const;
-  nlohmann::json histogram_record(const std::string& point) const;
 
   SweepReport report_;
   std::map<std::string, TestConfig> config_of_;  // by point name

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/results/model.hpp"
+#include "core/results/records.hpp"
 
 namespace rdmasweep::hunt {
 
@@ -87,22 +88,9 @@ void Runner::record(const TestConfig& cfg, const PointResult* r, const std::stri
   if (!r) {
     mark_failed(b, error);
   } else {
-    b["iterations"] = 1;
-    b["real_time"] = r->seconds * 1e3;
-    b["cpu_time"] = r->cpu_seconds * 1e3;  // the measured window's, as the client's
-    b["time_unit"] = "ms";
-    for (const auto& [k, v] : figures(*r)) b[k] = json_number(v);
-    if (r->latency) b["label"] = latency_kind(cfg);
-    json c = counters_json(*r);
-    if (!c.is_null()) b["counters"] = c;
-    std::vector<std::string> flags = point_anomalies(*r);
-    if (!flags.empty()) b["anomalies"] = flags;
-    record = {{"config", cfg}, {"per_qp_messages", json::array({r->per_qp})}};
-    if (!c.is_null()) record["counters"] = json::array({c});
-    if (r->latency) {
-      record["latency_kind"] = latency_kind(cfg);
-      record["histogram"] = histogram_json(r->hist);
-    }
+    add_run_figures(b, *r);
+    add_counters(b, *r);
+    record = histogram_record({*r});
   }
   report_.add(std::move(b), record);
   report_.write(false);

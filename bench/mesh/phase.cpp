@@ -1,16 +1,16 @@
 // Runs the phases of `rdmasweep mesh` (see phase.hpp). Every measured byte moves
 // over our own verbs QPs through core's engine (PointResources and the hot loops),
-// exactly as in `rdmasweep client`; MPI (world.hpp) only swaps endpoints and counts.
+// and every flow's two ends speak core's point protocol, exactly as `rdmasweep
+// client` and `server` do; MPI (world.hpp, flow_link.hpp) only carries its messages,
+// agrees on errors and synchronizes the phases.
 #include "bench/mesh/phase.hpp"
 
 #include <time.h>
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,23 +18,21 @@
 #include <vector>
 
 #include "bench/commands.hpp"
+#include "bench/mesh/flow_link.hpp"
 #include "bench/mesh/report.hpp"
 #include "core/config/knobs.hpp"
 #include "core/engine/connection.hpp"
 #include "core/engine/loop.hpp"
 #include "core/point/measured_run.hpp"
+#include "core/point/point_protocol.hpp"
+#include "core/results/document.hpp"
 #include "core/results/model.hpp"
+#include "core/results/records.hpp"
 
 namespace rdmasweep::mesh_detail {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-}  // namespace
 
 // One flow's end on this rank.
 struct FlowEnd {
@@ -42,43 +40,30 @@ struct FlowEnd {
   bool initiator = false;
   std::unique_ptr<PointResources> res;  // one TestResources per --threads thread
   bool reused = false;  // res ran the previous repetition of this phase
+  std::unique_ptr<FlowLink> link;  // to the flow's other end
   std::string error;
   // initiator
   PointResult result;
   // The measured window (warm-up excluded), in seconds from the phase's common zero.
   double window_start = 0, window_end = 0;
-  std::vector<uint64_t> sent;
-  json hist;
-  // SEND bw receiver
-  std::vector<uint64_t> received;
-  std::mutex expected_mu;
-  std::vector<uint64_t> final_expected;  // set once the initiator's DONE arrived
-  bool have_final = false;
-  // target ends: what the initiator's DONE said
-  std::vector<uint64_t> peer_sent;
-  bool peer_ok = false;
-  std::atomic<bool> stop{false};      // a responder: its initiator is done
-  std::atomic<bool> finished{false};  // this end's thread (if any) is done
 };
 
 namespace {
 
-// A flow's initiator runs the client's measured run (core's measure_point); its
-// window is placed on the phase's common clock.
-void run_initiator(FlowEnd& fe, const RunControl& ctl, Clock::time_point zero, double interval) {
-  const Workload& w = fe.res->cfg().work;
-  fe.result = measure_threads(*fe.res, ctl, effective_interval(interval, w), nullptr, fe.sent);
+// A flow's initiator leads the point protocol as the client does (core's lead_end);
+// its window is placed on the phase's common clock.
+void run_initiator(FlowEnd& fe, const EndOptions& eo, Clock::time_point zero) {
+  fe.result = lead_end(*fe.res, *fe.link, eo);
   fe.result.reused = fe.reused;
   // The window the loops measured (first thread's start to last thread's end), not
   // one ending when this thread got back from joining them.
   std::tie(fe.window_start, fe.window_end) = window_since(fe.result, zero);
-  if (fe.result.latency) fe.hist = histogram_json(fe.result.hist);
 }
 
 // This rank's figures and errors for its ends of a phase's flows, for rank 0.
 // `port`: this rank's port counter deltas over the phase (null without counters),
 // shared by all of its flow ends.
-json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestConfig& cfg, double setup, const World& w,
+json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, double setup, const World& w,
                   const std::vector<std::string>& hosts, const json& port) {
   json mine = json::array();
   for (auto& fe : ends) {
@@ -88,22 +73,11 @@ json flow_results(const std::vector<std::unique_ptr<FlowEnd>>& ends, const TestC
     if (fe->initiator && fe->error.empty()) {
       fe->result.setup_seconds = setup;
       json fig = json::object();
-      for (const auto& [k, v] : figures(fe->result)) fig[k] = number(v);
+      for (const auto& [k, v] : figures(fe->result)) fig[k] = json_number(v);
       r["figures"] = fig;
       r["window"] = {fe->window_start, fe->window_end};
       r["per_qp"] = fe->result.per_qp;
-      if (fe->result.latency) {
-        r["hist"] = {{"config", cfg},
-                     {"per_qp_messages", json::array({fe->result.per_qp})},
-                     {"per_qp_latency", json::array({{{"min_ns", fe->result.qp_lat_min_ns},
-                                                      {"max_ns", fe->result.qp_lat_max_ns},
-                                                      {"mean_ns", fe->result.qp_lat_mean_ns}}})},
-                     {"latency_kind", latency_kind(cfg)},
-                     {"histogram", fe->hist}};
-      } else {
-        r["hist"] = {{"config", cfg}, {"per_qp_messages", json::array({fe->result.per_qp})}};
-      }
-      if (!fe->result.timeline.t.empty()) r["hist"]["timeline"] = json::array({timeline_json(fe->result.timeline)});
+      r["hist"] = histogram_record({fe->result});
     }
     mine.push_back(r);
   }
@@ -138,111 +112,43 @@ std::string flows_touching(const std::vector<Flow>& flows, const std::set<int>& 
   return out;
 }
 
-// Step 3: one thread per flow end that has work (passive WRITE/READ targets have none).
-// Each end marks itself finished; the main thread keeps the heartbeats going.
-std::vector<std::thread> start_flows(Ends& ends, const TestConfig& cfg, const MeshOptions& o, Clock::time_point zero) {
-  const Workload& wk = cfg.work;
-  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
-  const bool responds = wk.mode == Mode::Lat && !fetches(wk.op);
+// Runs body(end) for every end at once, each on a thread of its own, while this
+// (main) thread carries their messages over MPI until every end is done; a peer rank
+// found gone ends the ends that wait for it, naming the rank. An end the peer's
+// failure stopped records nothing (the peer reports its own).
+void on_every_end(Ends& ends, Postbox& box, const std::function<void(FlowEnd&)>& body) {
+  std::atomic<size_t> finished{0};
   std::vector<std::thread> threads;
   for (auto& fe : ends) {
     FlowEnd* p = fe.get();
-    RunControl ctl;
-    ctl.interrupted = &g_interrupted;
-    ctl.idle_timeout = std::chrono::seconds(o.timeout_s);
-    auto guarded = [p](auto body) {
+    threads.emplace_back([p, &body, &finished] {
       try {
-        body();
+        body(*p);
+      } catch (const control::PeerFailed&) {
+      } catch (const PeerAbandoned& a) {
+        p->error = a.why;
       } catch (const std::exception& e) {
         p->error = e.what();
       }
-      p->finished.store(true);
-    };
-    if (p->initiator) {
-      const double interval = o.interval;
-      threads.emplace_back([p, ctl, zero, interval, guarded] { guarded([&] { run_initiator(*p, ctl, zero, interval); }); });
-    } else if (send_bw || responds) {
-      // Receivers end on their counts, responders on the end of the flow: its
-      // initiator's DONE (settle_flows) gives both, to every thread of the end.
-      if (responds) ctl.idle_timeout = std::chrono::hours(24);
-      threads.emplace_back([p, ctl, guarded] {
-        guarded([&] {
-          p->received = follow_threads(*p->res, ctl, nullptr, [p]() -> const std::vector<uint64_t>* {
-                          std::lock_guard<std::mutex> lock(p->expected_mu);
-                          return p->have_final ? &p->final_expected : nullptr;
-                        }).per_qp;
-        });
-      });
-    } else {
-      p->finished.store(true);
-    }
+      finished.fetch_add(1);
+    });
   }
-  return threads;
+  auto pump = [&box] {
+    try {
+      box.pump(poll_liveness());
+    } catch (const std::exception& e) {
+      box.fail(e.what());  // a malformed message: every end stops, with this error
+    }
+  };
+  wait_until([&] { return finished.load() == ends.size(); }, pump);
+  for (std::thread& t : threads) t.join();
+  pump();  // what the ends said last (READY, RESULT, an ERROR) goes out too
 }
 
-// Step 4: each initiator end, once done, sends its target's rank DONE with what it
-// sent; each target end ends on its DONE (a SEND receiver checks its counts). A
-// source rank found gone before its DONE fails that end, naming the rank.
-void settle_flows(Ends& ends, const TestConfig& cfg, const World& w, const std::vector<std::string>& hosts) {
-  const Workload& wk = cfg.work;
-  const bool send_bw = wk.op == Op::Send && wk.mode == Mode::Bw;
-  auto all_finished = [&](bool initiators) {
-    for (auto& fe : ends)
-      if (fe->initiator == initiators && !fe->finished.load()) return false;
-    return true;
-  };
-  wait_until([&] { return all_finished(true); });
-  for (auto& fe : ends) {
-    if (!fe->initiator) continue;
-    control::Counts done;
-    done.per_qp = fe->sent;
-    done.per_qp.resize(total_qps(cfg), 0);  // a sender that failed early may have counted nothing
-    send_to(fe->flow.dst, kTagDone, json{{"ok", fe->error.empty()}, {"counts", control::to_json(done)}}.dump());
-  }
-  std::set<int> sources;
+std::string first_end_error(const Ends& ends) {
   for (auto& fe : ends)
-    if (!fe->initiator) sources.insert(fe->flow.src);
-  auto target_from = [&](int src) -> FlowEnd& {
-    for (auto& fe : ends)
-      if (!fe->initiator && fe->flow.src == src) return *fe;
-    throw control::ProtocolError("DONE from rank " + std::to_string(src) + ", which has no flow to this rank");
-  };
-  auto finish_target = [&](FlowEnd& fe, const std::vector<uint64_t>& sent) {
-    {
-      std::lock_guard<std::mutex> lock(fe.expected_mu);
-      // A failed sender's counts may be short: the receiver then ends on its idle timeout.
-      fe.final_expected = sent.size() == total_qps(cfg) ? sent : std::vector<uint64_t>(total_qps(cfg), 0);
-      fe.have_final = true;
-    }
-    fe.stop.store(true);
-  };
-  std::set<int> lost = receive_from(sources, kTagDone, [&](int src, const std::string& payload) {
-    FlowEnd& fe = target_from(src);
-    // Decoded as the client's DONE is: a malformed one is a protocol error.
-    json d = control::decode_payload(payload);
-    if (!d.contains("ok") || !d["ok"].is_boolean() || !d.contains("counts"))
-      throw control::ProtocolError("rank " + std::to_string(src) + " sent a malformed DONE");
-    fe.peer_sent = control::counts_from_json(d["counts"], static_cast<uint32_t>(total_qps(cfg))).per_qp;
-    fe.peer_ok = d["ok"].get<bool>();
-    finish_target(fe, fe.peer_sent);
-  });
-  for (int src : lost) {
-    FlowEnd& fe = target_from(src);
-    fe.error = describe_ranks({src}, hosts) + " stopped answering before it finished this flow";
-    finish_target(fe, {});
-  }
-  wait_until([&] { return all_finished(false); });
-  if (!send_bw) return;
-  for (auto& fe : ends) {
-    if (fe->initiator || !fe->error.empty() || !fe->peer_ok) continue;  // a failed sender reports its own error
-    for (uint32_t q = 0; q < total_qps(cfg) && q < fe->peer_sent.size(); ++q)
-      if (fe->received.size() <= q || fe->received[q] != fe->peer_sent[q]) {
-        fe->error = "rank " + std::to_string(w.rank) + " received " +
-                    std::to_string(fe->received.size() > q ? fe->received[q] : 0) + " messages on QP " +
-                    std::to_string(q) + " but " + std::to_string(fe->peer_sent[q]) + " were sent";
-        break;
-      }
-  }
+    if (!fe->error.empty()) return fe->error;
+  return "";
 }
 
 // Step 5: every rank's flow results to rank 0 (gathered[r]: rank r's), point to
@@ -278,7 +184,7 @@ void Runner::record_failed_flows(const TestConfig& cfg, EntryPos& at, const std:
 
 // Steps 1 and 2: this rank's ends on new or kept QPs, connected to their peers.
 // Returns the first error of any rank ("" when every end is connected).
-std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends) {
+std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends, Postbox& box) {
   // 1. The previous repetition's QPs, connected already (every rank decides alike:
   // they are kept only when that repetition ended without an error anywhere), or new ones.
   std::vector<std::unique_ptr<PointResources>> previous;
@@ -303,34 +209,27 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
   previous.clear();
   if (std::string e = first_error(w, hosts, err); !e.empty()) return e;
 
-  // 2. Swap endpoints: to rank j, {"i": ours for flow me->j, "t": ours for flow j->me}.
-  std::vector<json> outj(static_cast<size_t>(w.size), json::object());
+  // 2. Every flow's two ends connect as a client's and a server's do (core's point
+  // protocol), over links this rank's main thread carries.
   for (auto& fe : ends) {
-    int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-    outj[static_cast<size_t>(peer)][fe->initiator ? "i" : "t"] = control::to_json(fe->res->local_endpoints());
+    const int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
+    fe->link = std::make_unique<FlowLink>(box, peer, fe->initiator, describe_ranks({peer}, hosts),
+                                          describe_ranks({w.rank}, hosts));
   }
-  std::vector<std::string> out(static_cast<size_t>(w.size));
-  for (int r = 0; r < w.size; ++r) out[static_cast<size_t>(r)] = outj[static_cast<size_t>(r)].empty() ? "" : outj[static_cast<size_t>(r)].dump();
-  std::vector<std::string> in = alltoall(w, out);
-  try {
-    for (auto& fe : ends) {
-      int peer = fe->initiator ? fe->flow.dst : fe->flow.src;
-      json pj = control::decode_payload(in[static_cast<size_t>(peer)]);
-      const char* key = fe->initiator ? "t" : "i";
-      if (!pj.contains(key)) throw control::ProtocolError("rank " + std::to_string(peer) + " sent no endpoint for this flow");
-      std::vector<control::Endpoint> peer_end = control::endpoints_from_json(pj[key], cfg.knobs.threads, cfg.work.qps);
-      if (fe->reused) fe->res->set_remote(peer_end);  // same QPs, this run's rkey
-      else fe->res->connect(peer_end);
-    }
-  } catch (const std::exception& e) {
-    err = std::string("cannot connect ") + point_name(cfg) + ": " + e.what();
-  }
+  const auto timeout = std::chrono::seconds(o.timeout_s);
+  on_every_end(ends, box, [timeout](FlowEnd& fe) {
+    Connector by_qp_data;
+    if (fe.initiator) lead_connect(*fe.res, *fe.link, by_qp_data, {fe.reused, false}, timeout);
+    else follow_connect(*fe.res, *fe.link, by_qp_data, {fe.reused, false});
+  });
+  if (std::string e = first_end_error(ends); !e.empty()) err = std::string("cannot connect ") + point_name(cfg) + ": " + e;
   return first_error(w, hosts, err);
 }
 
 bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows,
                        std::vector<json>& point_entries) {
   Ends ends = ends_of(flows, w.rank);
+  Postbox box(++phases_run);
   const bool counted = fabric->counters.available();
   CounterValues c0;
   Clock::time_point t0, zero;
@@ -342,7 +241,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     t0 = Clock::now();
     // This rank's port over the phase, setup and exchanges included (outside every window).
     if (counted) c0 = fabric->counters.read();
-    if (std::string e = connect_phase(cfg, ends); !e.empty()) {
+    if (std::string e = connect_phase(cfg, ends, box); !e.empty()) {
       record_failed_flows(cfg, at, flows, e, point_entries);
       return true;
     }
@@ -356,16 +255,22 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
     throw RanksGone(e.ranks, why + " (phase " + std::to_string(at.phase) + " of " + point_name(cfg) + ")");
   }
 
-  // 3 and 4. Run; each target end ends on its initiator's DONE.
-  std::vector<std::thread> threads = start_flows(ends, cfg, o, zero);
-  settle_flows(ends, cfg, w, hosts);
-  for (std::thread& t : threads) t.join();
+  // 3 and 4. Run: every end its half of the point protocol, as the client and the server run theirs.
+  EndOptions eo;
+  eo.interrupted = &g_interrupted;
+  eo.timeout = std::chrono::seconds(o.timeout_s);
+  eo.interval = o.interval;
+  eo.iwarp = fabric->dev.is_iwarp();
+  on_every_end(ends, box, [&eo, zero](FlowEnd& fe) {
+    if (fe.initiator) run_initiator(fe, eo, zero);
+    else follow_end(*fe.res, *fe.link, eo);
+  });
 
   // 5. Results to rank 0, which reports every flow: a flow whose rank stopped
   // answering fails naming it; the phase's other flows keep their results.
   const json port = counted ? json(counter_delta(c0, fabric->counters.read_after_traffic())) : json(nullptr);
   std::vector<std::string> gathered;
-  collect_results(w, flow_results(ends, cfg, setup, w, hosts, port), gathered);
+  collect_results(w, flow_results(ends, setup, w, hosts, port), gathered);
   const std::set<int> gone = poll_liveness();
   if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone);
   if (!gone.empty())

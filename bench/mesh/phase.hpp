@@ -1,9 +1,9 @@
 // The plan and the flows of `rdmasweep mesh`: a pattern is a list of phases, each a
 // set of flows (src rank -> dst rank) that run at the same time, and Runner runs one
 // phase of one point on every rank: it builds this rank's ends of the flows on core's
-// PointResources (or reuses the previous repetition's), swaps endpoints over MPI, runs
-// core's hot loops on a thread per flow end, and sends the figures to rank 0, which
-// adds them to the report.
+// PointResources (or reuses the previous repetition's), and each end, on a thread of
+// its own, runs its half of core's point protocol (connect, measure, DONE, RESULT)
+// over MPI (flow_link.hpp); the figures go to rank 0, which adds them to the report.
 #pragma once
 
 #include <memory>
@@ -22,6 +22,7 @@
 namespace rdmasweep::mesh_detail {
 
 class MeshReport;
+class Postbox;
 struct EntryPos;
 struct FlowEnd;
 
@@ -34,6 +35,7 @@ struct Runner {
   MeshReport* report = nullptr;  // rank 0 only
   // This rank's ends of the phase just run, connected, for its next repetition.
   std::vector<std::unique_ptr<PointResources>> kept;
+  unsigned phases_run = 0;  // alike on every rank: numbers each phase's flow messages
 
   // Drops the kept QPs: call when the next run is another phase.
   void forget() { kept.clear(); }
@@ -45,7 +47,7 @@ struct Runner {
                  std::vector<nlohmann::json>& point_entries);
 
  private:
-  std::string connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends);
+  std::string connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends, Postbox& box);
   void record_failed_flows(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows, const std::string& err,
                            std::vector<nlohmann::json>& point_entries);
 };

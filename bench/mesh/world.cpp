@@ -68,15 +68,7 @@ void reap_sends() {
 // Takes every heartbeat that has arrived, telling `seen` whose.
 template <class Seen>
 void read_beats(Seen seen) {
-  while (true) {
-    int flag = 0;
-    MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, MPI_COMM_WORLD, &flag, &st);
-    if (!flag) return;
-    char b = 0;
-    MPI_Recv(&b, 1, MPI_CHAR, st.MPI_SOURCE, kTagBeat, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    seen(st.MPI_SOURCE);
-  }
+  receive_arrived(kTagBeat, [&seen](int from, const std::string&) { seen(from); });
 }
 
 void nap() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
@@ -120,6 +112,7 @@ void stop_liveness() {
   for (Outgoing& o : outgoing()) MPI_Wait(&o.req, MPI_STATUS_IGNORE);  // all were received before the barrier
   outgoing().clear();
   read_beats([](int) {});
+  receive_arrived(kTagFlow, [](int, const std::string&) {});  // a late ERROR to an end that had finished
 }
 
 const std::set<int>& poll_liveness() {
@@ -188,6 +181,20 @@ std::set<int> receive_from(const std::set<int>& from, int tag,
     if (!got) nap();
   }
   return lost;
+}
+
+void receive_arrived(int tag, const std::function<void(int, const std::string&)>& on_message) {
+  while (true) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) return;
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    std::string buf(static_cast<size_t>(n), '\0');
+    MPI_Recv(buf.data(), n, MPI_CHAR, st.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    on_message(st.MPI_SOURCE, buf);
+  }
 }
 
 void wait_until(const std::function<bool()>& done, const std::function<void()>& idle) {

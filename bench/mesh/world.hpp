@@ -49,10 +49,14 @@ void send_to(int to, int tag, std::string payload);
 std::set<int> receive_from(const std::set<int>& from, int tag,
                            const std::function<void(int, const std::string&)>& on_message,
                            const std::function<void()>& idle = nullptr);
+// Calls on_message(rank, payload) for every `tag` message that has arrived, from
+// any rank, without waiting for more.
+void receive_arrived(int tag, const std::function<void(int, const std::string&)>& on_message);
 // Waits until done() is true, polling liveness (and calling idle()) meanwhile.
 void wait_until(const std::function<bool()>& done, const std::function<void()>& idle = nullptr);
 
-constexpr int kTagDone = 11, kTagResults = 12, kTagMcastSent = 13;
+// kTagFlow: the point protocol between a flow's two ends (bench/mesh/flow_link.hpp).
+constexpr int kTagFlow = 11, kTagResults = 12, kTagMcastSent = 13;
 
 // Every rank's string, in rank order, on every rank.
 std::vector<std::string> allgather(const World& w, const std::string& mine);

@@ -1,0 +1,68 @@
+#include "core/results/records.hpp"
+
+#include "core/config/knobs.hpp"
+#include "core/results/document.hpp"
+
+namespace rdmasweep {
+
+using nlohmann::json;
+
+void add_run_figures(json& b, const PointResult& r) {
+  b["iterations"] = 1;
+  b["real_time"] = r.seconds * 1e3;
+  b["cpu_time"] = r.cpu_seconds * 1e3;  // the measured window's, as the client's
+  b["time_unit"] = "ms";
+  for (const auto& [k, v] : figures(r)) b[k] = json_number(v);
+  if (r.latency) b["label"] = latency_kind(r.cfg);
+}
+
+std::vector<std::string> add_counters(json& b, const PointResult& pr) {
+  json c = counters_json(pr);
+  if (c.is_null()) return {};
+  b["counters"] = std::move(c);
+  std::vector<std::string> flags = point_anomalies(pr);
+  if (!flags.empty()) b["anomalies"] = flags;
+  return flags;
+}
+
+json histogram_record(const std::vector<PointResult>& runs) {
+  json p;
+  Histogram merged;
+  bool lat = false;
+  json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array(), timelines = json::array();
+  json per_thread = json::array();
+  bool any_counters = false, any_timeline = false;
+  for (const PointResult& pr : runs) {
+    timelines.push_back(timeline_json(pr.timeline));
+    any_timeline |= !pr.timeline.t.empty();
+    counters.push_back(counters_json(pr));
+    any_counters |= !counters.back().is_null();
+    if (pr.latency) {
+      merged.merge(pr.hist);
+      lat = true;
+      per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
+    }
+    per_qp.push_back(pr.per_qp);
+    if (!pr.thread_messages.empty()) {
+      json t = {{"messages", pr.thread_messages}, {"seconds", pr.thread_seconds}, {"cpu_seconds", pr.thread_cpu_seconds}};
+      if (!pr.thread_hist.empty()) {
+        t["histogram"] = json::array();  // each thread's latency samples (ns), as the point's histogram
+        for (const Histogram& h : pr.thread_hist) t["histogram"].push_back(histogram_json(h));
+      }
+      per_thread.push_back(std::move(t));
+    }
+  }
+  p["config"] = runs.front().cfg;
+  p["per_qp_messages"] = per_qp;  // one array per repetition
+  if (!per_thread.empty()) p["per_thread"] = per_thread;  // --threads > 1: one object per repetition
+  if (any_counters) p["counters"] = counters;  // one per repetition
+  if (any_timeline) p["timeline"] = timelines; // one per repetition
+  if (lat) {
+    p["per_qp_latency"] = per_qp_lat;
+    p["latency_kind"] = latency_kind(runs.front().cfg);
+    p["histogram"] = histogram_json(merged);
+  }
+  return p;
+}
+
+}  // namespace rdmasweep
