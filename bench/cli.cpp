@@ -88,6 +88,22 @@ void add_length_options(po::options_description& d, std::map<std::string, std::s
     ("repetitions", ax("repetitions"), "repeat each point; mean/median/stddev/cv are added (default 1)");
 }
 
+void add_workload_options(po::options_description& d, std::map<std::string, std::string>& axis, std::string* config_file,
+                          std::string* policy) {
+  d.add_options()("config,c", po::value(config_file), "sweep file (configs/*.json); options below override its keys");
+  for (const char* key : {"op", "mode", "qps"}) add_knob_option(d, axis, knob(key));
+  add_length_options(d, axis);
+  add_knob_options(d, axis);
+  add_cq_policy_option(d, policy);
+}
+
+void add_clock_option(po::options_description& d, std::string* clock) {
+  d.add_options()("clock", po::value(clock)->default_value("auto"),
+                  "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or "
+                  "auto (tsc where the CPU declares it invariant or two calibrations agree within 0.1 %, else "
+                  "clock_gettime)");
+}
+
 void add_cq_policy_option(po::options_description& d, std::string* policy) {
   d.add_options()("cq-policy", po::value(policy)->default_value("error"),
                   "when the QPs' outstanding work needs more than one CQ of the device's max_cqe entries: error, or "
@@ -150,6 +166,19 @@ std::string render_help(const std::string& usage, const po::options_description&
   return s.str();
 }
 
+SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis) {
+  if (axis.count("iters") && axis.count("duration")) throw UsageError(refusal_text("iters-duration"));
+  try {
+    SweepSpec spec;
+    if (!config_file.empty()) spec = load_sweep_file(resolve_sweep_file(config_file));
+    for (const auto& [k, v] : axis) apply_override(spec, k, v);
+    if (axis.count("iters")) spec.duration = 0;
+    return spec;
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+}
+
 ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   ClientOptions c;
   // Google Benchmark's own flags pass through untouched.
@@ -166,21 +195,14 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("cm,R", po::bool_switch(&c.cm), "connect the QPs with RDMA-CM (librdmacm: resolve the server's address and "
      "route, then rdma_connect) instead of exchanging QP data on the control channel; the GID comes from routing")
     ("cm-address", po::value(&c.cm_address), "with --cm: the server's address on its RDMA interface (default: HOST)");
-  po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
+  po::options_description work(kWorkloadTitle);
   std::map<std::string, std::string> axis;
-  work.add_options()
-    ("config,c", po::value(&c.config_file), "sweep file (configs/*.json); options below override its keys");
-  for (const char* key : {"op", "mode", "qps"}) add_knob_option(work, axis, knob(key));
-  add_length_options(work, axis);
-  add_knob_options(work, axis);
   std::string policy;
-  add_cq_policy_option(work, &policy);
+  add_workload_options(work, axis, &c.config_file, &policy);
   po::options_description out("Output");
   out.add_options()
-    ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
-    ("clock", po::value(&c.clock)->default_value("auto"),
-     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)");
+    ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json");
+  add_clock_option(out, &c.clock);
   add_interval_option(out, &c.interval);
   std::vector<std::string> labels;
   out.add_options()
@@ -202,15 +224,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   if (!c.cm_address.empty() && !c.cm) throw UsageError(refusal_text("cm-address"));
   if (c.cm && raw.gid != -1) throw UsageError(refusal_text("cm-gid"));
   if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
-  if (axis.count("iters") && axis.count("duration"))
-    throw UsageError(refusal_text("iters-duration"));
-  try {
-    if (!c.config_file.empty()) c.spec = load_sweep_file(resolve_sweep_file(c.config_file));
-    for (const auto& [k, v] : axis) apply_override(c.spec, k, v);
-    if (axis.count("iters")) c.spec.duration = 0;
-  } catch (const ConfigError& e) {
-    throw UsageError(e.what());
-  }
+  c.spec = sweep_from(c.config_file, axis);
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.labels = parse_labels(labels);

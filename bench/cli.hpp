@@ -113,6 +113,17 @@ void add_length_options(boost::program_options::options_description& d, std::map
 void add_cq_policy_option(boost::program_options::options_description& d, std::string* policy);
 bool cq_policy_caps(const std::string& policy);
 
+constexpr const char* kWorkloadTitle = "Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)";
+// The workload options every sweeping command (client, mesh) takes, in this order:
+// --config (into *config_file), --op/--mode/--qps, the lengths, every loop knob, and
+// --cq-policy (into *policy); the others land in axis[key].
+void add_workload_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,
+                          std::string* config_file, std::string* policy);
+// The sweep file (if any, resolved as --config names it) with the command line's axes
+// over it; UsageError (one line) on a bad file, value or combination.
+SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis);
+// --clock (client and mesh) into *clock: tsc, system or auto (ticks::parse checks it).
+void add_clock_option(boost::program_options::options_description& d, std::string* clock);
 // --interval (client and mesh) into *interval; check_interval() rejects a `given`
 // value that is neither 0 (off) nor 0.001 to 3600 seconds (UsageError).
 void add_interval_option(boost::program_options::options_description& d, double* interval);

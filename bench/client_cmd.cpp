@@ -189,6 +189,66 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
   }
 }
 
+SessionOptions session_options(const cli::ClientOptions& o, const Placement& placement,
+                               const std::optional<CmRoute>& route) {
+  SessionOptions so;
+  so.placement = &placement;
+  so.timeout = std::chrono::seconds(o.timeout_s);
+  so.interrupted = &g_interrupted;
+  so.interval = o.interval;
+  if (route) so.cm_address = route->address;
+  if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
+  return so;
+}
+
+// What the server's port can carry, checked before any QP exists.
+void check_server_mtu(const std::vector<TestConfig>& points, uint32_t server_mtu) {
+  if (server_mtu == 0) return;
+  for (const TestConfig& c : points) {
+    if (c.knobs.mtu > server_mtu)
+      throw ConfigError(point_name(c) + ": --mtu " + std::to_string(c.knobs.mtu) + " is over the server's active MTU (" +
+                        std::to_string(server_mtu) + "): lower --mtu (or 0 for the ports' own)");
+    if (is_ud(c) && c.work.size > server_mtu)
+      throw ConfigError(point_name(c) + ": --size " + std::to_string(c.work.size) + " is over the UD limit of " +
+                        std::to_string(server_mtu) + " bytes (the server's active MTU): lower --size");
+  }
+}
+
+void announce_route(const CmRoute& route, const LocalFabric& fabric) {
+  std::fprintf(stderr, "rdmasweep: QPs connect with RDMA-CM to %s through %s port %u, source GID %s (from routing)%s\n",
+               route.address.c_str(), route.device.c_str(), route.port, route.gid.c_str(),
+               fabric.dev.is_iwarp() ? "; an iWARP device's always do, as with --cm" : "");
+}
+
+// The console table's name column: the longest point name (and its repetition suffix).
+size_t name_width(const std::vector<TestConfig>& points, uint32_t repetitions) {
+  size_t width = 5;
+  for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (repetitions > 1 ? 7 : 0));
+  return width;
+}
+
+// Google Benchmark's own flags (--benchmark_*), passed through; false on one it does not know.
+bool init_benchmark(char* argv0, const std::vector<std::string>& args) {
+  std::vector<char*> gb_argv{argv0};
+  for (const std::string& a : args) gb_argv.push_back(const_cast<char*>(a.c_str()));
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  return !benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data());
+}
+
+// The run's last line and its exit code.
+int summarize(SweepReporter& reporter, size_t ran, const std::string& out) {
+  std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
+               reporter.failed(), reporter.time_summary().c_str(), out.c_str(), reporter.hist_path().c_str());
+  if (reporter.print_if_unwritten()) return kFailed;
+  if (g_interrupted) return kInterrupted;
+  if (ran == 0) {
+    std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");
+    return kFailed;
+  }
+  return reporter.failed() > 0 ? kFailed : kOk;
+}
+
 }  // namespace
 
 int client_main(int argc, char** argv) {
@@ -214,13 +274,7 @@ int client_main(int argc, char** argv) {
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
-  SessionOptions so;
-  so.placement = &placement;
-  so.timeout = std::chrono::seconds(o.timeout_s);
-  so.interrupted = &g_interrupted;
-  so.interval = o.interval;
-  if (route) so.cm_address = route->address;
-  if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
+  const SessionOptions so = session_options(o, placement, route);
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   try {
     calibrated.get();  // before anything reads the clock
@@ -228,36 +282,19 @@ int client_main(int argc, char** argv) {
     throw cli::UsageError(e.what());
   }
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
-  const uint32_t server_mtu = session.server().active_mtu;
-  for (const TestConfig& c : points) {  // before the first point: no QP exists yet
-    if (c.knobs.mtu > server_mtu && server_mtu != 0)
-      throw ConfigError(point_name(c) + ": --mtu " + std::to_string(c.knobs.mtu) + " is over the server's active MTU (" +
-                        std::to_string(server_mtu) + "): lower --mtu (or 0 for the ports' own)");
-    if (is_ud(c) && server_mtu != 0 && c.work.size > server_mtu)
-      throw ConfigError(point_name(c) + ": --size " + std::to_string(c.work.size) + " is over the UD limit of " +
-                        std::to_string(server_mtu) + " bytes (the server's active MTU): lower --size");
-  }
+  check_server_mtu(points, session.server().active_mtu);  // before the first point: no QP exists yet
   announce(fabric, session.server(), points, placement);
-  if (route)
-    std::fprintf(stderr, "rdmasweep: QPs connect with RDMA-CM to %s through %s port %u, source GID %s (from routing)%s\n",
-                 route->address.c_str(), route->device.c_str(), route->port, route->gid.c_str(),
-                 fabric.dev.is_iwarp() ? "; an iWARP device's always do, as with --cm" : "");
+  if (route) announce_route(*route, fabric);
 
   PointStore store;
   std::string abort_reason;
   Progress progress(points.size() * o.spec.repetitions, o.progress);
   register_points(points, o.spec.repetitions, session, store, progress, abort_reason);
 
-  std::vector<char*> gb_argv{argv[0]};
-  for (const std::string& a : o.benchmark_args) gb_argv.push_back(const_cast<char*>(a.c_str()));
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return kUsage;
+  if (!init_benchmark(argv[0], o.benchmark_args)) return kUsage;
 
-  size_t width = 5;
-  for (const TestConfig& c : points) width = std::max(width, point_name(c).size() + (o.spec.repetitions > 1 ? 7 : 0));
   SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
-                         width, started);
+                         name_width(points, o.spec.repetitions), started);
   WallTime outside;
   Laps(outside, started).lap(&WallTime::setup);  // clock calibration, device, connection, HELLO
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -269,15 +306,7 @@ int client_main(int argc, char** argv) {
   reporter.add_time(outside);
   reporter.finish();
   SweepReporter::clear_progress_line();
-  std::fprintf(stderr, "rdmasweep: %zu benchmark(s) run, %zu failed; %s; results: %s, histograms: %s\n", ran,
-               reporter.failed(), reporter.time_summary().c_str(), o.out.c_str(), reporter.hist_path().c_str());
-  if (reporter.print_if_unwritten()) return kFailed;
-  if (g_interrupted) return kInterrupted;
-  if (ran == 0) {
-    std::fprintf(stderr, "rdmasweep: no point matched --benchmark_filter\n");
-    return kFailed;
-  }
-  return reporter.failed() > 0 ? kFailed : kOk;
+  return summarize(reporter, ran, o.out);
 }
 
 }  // namespace rdmasweep

@@ -74,6 +74,26 @@ nlohmann::json context(const cli::HuntOptions& o, const LocalFabric& f, const co
   return c;
 }
 
+hunt::RunnerOptions runner_options(const cli::HuntOptions& o, const Placement& placement) {
+  hunt::RunnerOptions ro;
+  ro.host = o.host;
+  ro.port = o.port;
+  ro.session.placement = &placement;
+  ro.session.timeout = std::chrono::seconds(o.timeout_s);
+  ro.session.interrupted = &g_interrupted;
+  ro.session.interval = 0;
+  return ro;
+}
+
+bool fits_device(const TestConfig& c, const verbs::Device& dev) {
+  try {
+    check_device_limits(c, dev);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 int hunt_main(int argc, char** argv) {
@@ -89,22 +109,9 @@ int hunt_main(int argc, char** argv) {
   ticks::init(ticks::parse("auto"));
   LocalFabric fabric = LocalFabric::open(o.fabric);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);
-  hunt::RunnerOptions ro;
-  ro.host = o.host;
-  ro.port = o.port;
-  ro.session.placement = &placement;
-  ro.session.timeout = std::chrono::seconds(o.timeout_s);
-  ro.session.interrupted = &g_interrupted;
-  ro.session.interval = 0;
+  const hunt::RunnerOptions ro = runner_options(o, placement);
   // The device's limits rule points out before they are tried.
-  hunt::Sampler sampler(space, seed, [&fabric](const TestConfig& c) {
-    try {
-      check_device_limits(c, fabric.dev);
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  });
+  hunt::Sampler sampler(space, seed, [&fabric](const TestConfig& c) { return fits_device(c, fabric.dev); });
   sampler.random_point();  // a space with no valid point fails here, before any connection
   // The context needs the server's HELLO: it is filled in once connected.
   auto report = std::make_unique<SweepReport>(o.out_dir + "/points.json", nlohmann::json::object(),

@@ -58,22 +58,9 @@ static void serve_one(LocalFabric& fabric, control::Channel& ch, const SessionOp
   if (holds) busy.store(false);
 }
 
-int server_main(int argc, char** argv) {
-  std::string help;
-  cli::ServerOptions o = cli::parse_server(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
-  LocalFabric fabric = LocalFabric::open(o.fabric);
-  const Placement placement = choose_placement(fabric.dev.name(), o.cpus);
-  control::Listener listener(o.bind, o.port);
-  SessionOptions so;
-  so.placement = &placement;
-  so.timeout = std::chrono::seconds(o.timeout_s);
-  so.interrupted = &g_interrupted;
-  if (o.verbose) so.verbose = log_line;
-  log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(listener.port()) +
+// What the server listens on and where its points' threads run, first thing in its log.
+static void log_start(const cli::ServerOptions& o, const LocalFabric& fabric, const Placement& placement, uint16_t port) {
+  log_line("listening on " + (o.bind.empty() ? std::string("*") : o.bind) + ":" + std::to_string(port) +
            ", device " + fabric.dev.name() + " port " + std::to_string(fabric.dev.port()) + ", GID index " +
            std::to_string(fabric.gid.index) + " (" + fabric.gid.type + " " + gid_to_string(fabric.gid.gid) + ")" +
            (o.cm ? "; only clients whose QPs connect with RDMA-CM (--cm)" : ""));
@@ -81,9 +68,13 @@ int server_main(int argc, char** argv) {
            (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
   if (!fabric.counters.available())
     log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
-  // Each connection is served on its own thread: a second client is told at once that
-  // the server is busy, or, when it asked to run beside (rdmasweep hunt's aggressor),
-  // served alongside with QPs and buffers of its own.
+}
+
+// Each connection is served on its own thread: a second client is told at once that
+// the server is busy, or, when it asked to run beside (rdmasweep hunt's aggressor),
+// served alongside with QPs and buffers of its own. Returns when interrupted (--once:
+// after one client).
+static void serve_forever(control::Listener& listener, LocalFabric& fabric, const SessionOptions& so, const cli::ServerOptions& o) {
   std::atomic<bool> busy{false};
   struct Served {
     std::thread thread;
@@ -116,6 +107,25 @@ int server_main(int argc, char** argv) {
                        done});
   }
   reap(true);
+}
+
+int server_main(int argc, char** argv) {
+  std::string help;
+  cli::ServerOptions o = cli::parse_server(argc, argv, &help);
+  if (o.help) {
+    std::cout << help;
+    return kOk;
+  }
+  LocalFabric fabric = LocalFabric::open(o.fabric);
+  const Placement placement = choose_placement(fabric.dev.name(), o.cpus);
+  control::Listener listener(o.bind, o.port);
+  SessionOptions so;
+  so.placement = &placement;
+  so.timeout = std::chrono::seconds(o.timeout_s);
+  so.interrupted = &g_interrupted;
+  if (o.verbose) so.verbose = log_line;
+  log_start(o, fabric, placement, listener.port());
+  serve_forever(listener, fabric, so, o);
   if (g_interrupted) log_line("interrupted, exiting");
   return g_interrupted ? kInterrupted : kOk;
 }

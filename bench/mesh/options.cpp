@@ -65,13 +65,7 @@ void multicast_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
 
 // The sweep (rank 0 only): the sweep file, then the command line's axes over it.
 void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& axis) {
-  try {
-    if (!m.config_file.empty()) m.spec = load_sweep_file(cli::resolve_sweep_file(m.config_file));
-    for (const auto& [k, v] : axis) apply_override(m.spec, k, v);
-    if (axis.count("iters")) m.spec.duration = 0;
-  } catch (const ConfigError& e) {
-    throw cli::UsageError(e.what());
-  }
+  m.spec = cli::sweep_from(m.config_file, axis);
   // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
   if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
     throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
@@ -96,43 +90,76 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
 
 }  // namespace
 
-MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
-  MeshOptions m;
-  cli::FabricArgs raw;
-  std::string pattern, schedule;
+namespace {
+
+// What the command line gave as text, before it is checked into MeshOptions.
+struct MeshArgs {
+  cli::FabricArgs fabric;
+  std::string pattern, schedule, policy;
   std::map<std::string, std::string> axis;
-  po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
-  cli::add_fabric_options(fabric, m.fabric, m.timeout_s, raw);
-  po::options_description work("Workload (each takes a list \"1,2,4\" or a range \"64:65536:x2\" to sweep)");
+};
+
+po::options_description workload_options(MeshOptions& m, MeshArgs& a) {
+  po::options_description work(cli::kWorkloadTitle);
   work.add_options()
-    ("pattern", po::value(&pattern)->default_value("pairs"),
+    ("pattern", po::value(&a.pattern)->default_value("pairs"),
      "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all, or multicast (rank 0 sends UD "
      "datagrams to a group every other rank joined through RDMA-CM: received and lost counted per receiver)")
     ("group", po::value(&m.group), "--pattern multicast: the group's numeric IPv4 or IPv6 multicast address "
                                    "(default 239.255.82.1)")
-    ("schedule", po::value(&schedule),
+    ("schedule", po::value(&a.schedule),
      "pairs: matching (disjoint pairs measured together, 2(N-1) phases; the default on more than 2 ranks) or "
-     "sequential (one ordered pair at a time, N(N-1) phases: for fabrics where concurrent pairs may share a link)")
-    ("config,c", po::value(&m.config_file), "sweep file (configs/*.json); options below override its keys");
-  for (const char* key : {"op", "mode", "qps"}) cli::add_knob_option(work, axis, knob(key));  // per flow
-  cli::add_length_options(work, axis);
-  cli::add_knob_options(work, axis);
-  std::string policy;
-  cli::add_cq_policy_option(work, &policy);
+     "sequential (one ordered pair at a time, N(N-1) phases: for fabrics where concurrent pairs may share a link)");
+  cli::add_workload_options(work, a.axis, &m.config_file, &a.policy);  // per flow
+  return work;
+}
+
+po::options_description output_options(MeshOptions& m) {
   po::options_description out("Output");
   out.add_options()
-    ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point")
-    ("clock", po::value(&m.clock)->default_value("auto"),
-     "latency timestamps: tsc (the CPU's time-stamp counter, as perftest), system (clock_gettime), or auto (tsc "
-     "where the CPU declares it invariant or two calibrations agree within 0.1 %, else clock_gettime)");
+    ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point");
+  cli::add_clock_option(out, &m.clock);
   cli::add_interval_option(out, &m.interval);
   out.add_options()
     ("plan", po::value(&m.plan), "print what a run on N ranks would do (phases, flows, QPs and memory per rank, "
                                  "an estimated duration), without MPI or a device, and exit")
     ("json", "with --plan: print the plan as JSON")
     ("help,h", "this help");
+  return out;
+}
+
+// The options' checks, each a one-line UsageError; then the sweep (when asked).
+void finish_mesh(MeshOptions& m, MeshArgs& a, const po::variables_map& vm, bool load_sweep) {
+  cli::finish_fabric(m.fabric, m.timeout_s, a.fabric);
+  set_pattern(m, a.pattern, a.schedule);
+  if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
+  if (!is_multicast_address(m.group))
+    throw cli::UsageError("--group: '" + m.group + "' is not a numeric multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8)");
+  if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
+    throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
+  m.plan_json = vm.count("json") > 0;
+  if (m.plan_json && !m.plan) throw cli::UsageError("--json goes with --plan N");
+  m.cap_to_cq = cli::cq_policy_caps(a.policy);
+  cli::check_interval(vm.count("interval") > 0, m.interval);
+  try {
+    ticks::parse(m.clock);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(e.what());
+  }
+  if (a.axis.count("iters") && a.axis.count("duration")) throw cli::UsageError(refusal_text("iters-duration"));
+  if (load_sweep) load_mesh_sweep(m, a.axis);
+  if (m.out.empty()) m.out = cli::default_out_path();
+}
+
+}  // namespace
+
+MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_sweep) {
+  MeshOptions m;
+  MeshArgs a;
+  po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
+  cli::add_fabric_options(fabric, m.fabric, m.timeout_s, a.fabric);
   po::options_description all;
-  all.add(fabric).add(work).add(out);
+  all.add(fabric).add(workload_options(m, a)).add(output_options(m));
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
@@ -149,25 +176,7 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
         all);
     return m;
   }
-  cli::finish_fabric(m.fabric, m.timeout_s, raw);
-  set_pattern(m, pattern, schedule);
-  if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
-  if (!is_multicast_address(m.group))
-    throw cli::UsageError("--group: '" + m.group + "' is not a numeric multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8)");
-  if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
-    throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
-  m.plan_json = vm.count("json") > 0;
-  if (m.plan_json && !m.plan) throw cli::UsageError("--json goes with --plan N");
-  m.cap_to_cq = cli::cq_policy_caps(policy);
-  cli::check_interval(vm.count("interval") > 0, m.interval);
-  try {
-    ticks::parse(m.clock);
-  } catch (const std::invalid_argument& e) {
-    throw cli::UsageError(e.what());
-  }
-  if (axis.count("iters") && axis.count("duration")) throw cli::UsageError(refusal_text("iters-duration"));
-  if (load_sweep) load_mesh_sweep(m, axis);
-  if (m.out.empty()) m.out = cli::default_out_path();
+  finish_mesh(m, a, vm, load_sweep);
   return m;
 }
 
