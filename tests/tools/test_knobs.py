@@ -1,6 +1,7 @@
 """The loader knows every knob of the built rdmasweep (`rdmasweep help --knobs`): its
-`config` key, its tag in point names and its default. A knob added to core/config/knob_table.hpp
-but not to tools/rdmasweep_py/results.py fails here.
+`config` key, its tag in point names and its default. It reads them from
+tools/rdmasweep_py/knobs.json, which must be exactly the binary's `help --knobs`: a knob added
+to core/config/knob_table.hpp fails here until that file is written again.
 
 The binary: $RDMASWEEP_BIN, else bench/rdmasweep in $RDMASWEEP_BUILD_DIR, in the
 repository's build/, or in a build/ beside the repository. Without one the tests
@@ -46,6 +47,13 @@ class KnobTable(unittest.TestCase):
             if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
                 self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
             self.skipTest(self.why)
+
+    def test_the_loaders_table_is_the_binarys(self):
+        with open(os.path.join(ROOT, "tools", "rdmasweep_py", "knobs.json"), encoding="utf-8") as f:
+            committed = json.load(f)
+        self.assertEqual(committed, self.knobs,
+                         "tools/rdmasweep_py/knobs.json differs from the binary's knob table: write it again with "
+                         "build/bench/rdmasweep help --knobs > tools/rdmasweep_py/knobs.json")
 
     def test_every_knob_is_known_to_the_loader(self):
         self.assertGreater(len(self.knobs), 10)

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 #include <string>
@@ -344,4 +346,30 @@ TEST(Knobs, HelpKnobsPrintsTheTable) {
 }
 
 }  // namespace
+}  // namespace rdmasweep
+
+namespace rdmasweep {
+
+// docs/usage.md's option table has a row for every knob of the table: a knob's docs
+// line is part of what adding it costs.
+TEST(Knobs, EveryKnobHasItsRowInTheUsageDoc) {
+  std::ifstream in(std::string(RDMASWEEP_SOURCE_DIR) + "/docs/usage.md");
+  ASSERT_TRUE(in) << "docs/usage.md not found";
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::set<std::string> rows;  // each table row's first cell
+  std::istringstream lines(text.str());
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("| `", 0) == 0) rows.insert(l.substr(0, l.find(" |", 2)));
+  for (const Knob& k : knobs()) {
+    const std::string flag = "--" + std::string(k.option).substr(0, std::string(k.option).find(','));
+    const bool found = std::any_of(rows.begin(), rows.end(), [&](const std::string& cell) {
+      const size_t at = cell.find(flag);
+      const char after = at == std::string::npos || at + flag.size() >= cell.size() ? '\0' : cell[at + flag.size()];
+      return after == '`' || after == ' ';  // `--flag` or `--flag VALUES`
+    });
+    EXPECT_TRUE(found) << flag << " (" << k.key << ") has no row in docs/usage.md's option table";
+  }
+}
+
 }  // namespace rdmasweep

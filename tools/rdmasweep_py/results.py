@@ -57,37 +57,15 @@ AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv")
 
 # The knob table (core/config/knob_table.hpp) as the loader reads it: each key of an entry's
 # `config` -> (its tag in a point name, None for the name's fixed head
-# op/mode/qps:N/size:N/cq:N; its default). tests/tools/test_knobs.py checks it
-# against the built binary's `rdmasweep help --knobs`.
-KNOBS = {
-    "op": (None, "send"),
-    "mode": (None, "bw"),
-    "qps": (None, 1),
-    "size": (None, 65536),
-    "tx_depth": ("tx", 128),
-    "rx_depth": ("rx", 512),
-    "cq_depth": (None, 0),  # 0: what the QPs can have outstanding (the name's cq:N says what it came to)
-    "post_list": ("post", 1),
-    "signal_every": ("signal", 32),
-    "inline_size": ("inline", "auto"),  # auto: perftest's sizes, bounded by the device
-    "outs": ("outs", 0),  # 0: the devices' limit
-    "poll_batch": ("poll", 16),
-    "srq": ("srq", False),
-    "events": ("events", False),
-    "threads": ("threads", 1),  # each with its own qps QPs
-    "cq_scope": ("cq_scope", "thread"),  # thread: a CQ per thread; process: one shared
-    "tclass": ("tclass", 0),  # path attributes of every QP
-    "sl": ("sl", 0),
-    "flow_label": ("flow", 0),
-    "mtu": ("mtu", 0),  # 0: the smaller of both ports' active MTUs
-    "hugepages": ("huge", False),  # buffers on 2 MiB huge pages
-    "bidir": ("bidir", False),  # bandwidth both ways at once
-    "mr_per_qp": ("mr_per_qp", False),  # each QP its own memory regions
-    "transport": ("transport", "rc"),  # rc or ud (SEND only; sent, received and lost counted)
-    "validate": ("validate", False),  # every byte of every message checked (costs a fill and a check)
-    "qp_timeout": ("qp_timeout", 14),  # RC transport retries: ACK timeout exponent and count
-    "retry_count": ("retry", 7),
-}
+# op/mode/qps:N/size:N/cq:N; its default). knobs.json beside this file is the binary's own
+# `rdmasweep help --knobs`, so the tools need no build to read results; tests/tools/test_knobs.py
+# fails when it differs from the built binary's (and says how to write it again).
+def _knob_table():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "knobs.json"), encoding="utf-8") as f:
+        return {k["key"]: (k["tag"], k["default"]) for k in json.load(f)}
+
+
+KNOBS = _knob_table()
 # The rest of a `config`: how long a point runs, not which point it is.
 RUN_KEYS = ("iters", "duration", "warmup")
 # The loop knobs by name tag, in name order, and their defaults (a knob appears in a
