@@ -256,11 +256,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   }
 
   // 3 and 4. Run: every end its half of the point protocol, as the client and the server run theirs.
-  EndOptions eo;
-  eo.interrupted = &g_interrupted;
-  eo.timeout = std::chrono::seconds(o.timeout_s);
-  eo.interval = o.interval;
-  eo.iwarp = fabric->dev.is_iwarp();
+  const EndOptions eo = end_options();
   on_every_end(ends, box, [&eo, zero](FlowEnd& fe) {
     if (fe.initiator) run_initiator(fe, eo, zero);
     else follow_end(*fe.res, *fe.link, eo);
@@ -278,10 +274,23 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
                     describe_ranks(std::vector<int>(gone.begin(), gone.end()), hosts) + " stopped answering in phase " +
                         std::to_string(at.phase) + " of " + point_name(cfg) + ": flows " + flows_touching(flows, gone) +
                         " failed; the phase's other flows kept their results");
-  const bool any_interrupted = any_rank(g_interrupted.load());
+  return keep_for_next(ends);
+}
 
-  // 6. No rkey outlives its run; the QPs are kept for the next repetition unless a
-  // flow failed anywhere (its QPs may be in the error state).
+EndOptions Runner::end_options() const {
+  EndOptions eo;
+  eo.interrupted = &g_interrupted;
+  eo.timeout = std::chrono::seconds(o.timeout_s);
+  eo.interval = o.interval;
+  eo.iwarp = fabric->dev.is_iwarp();
+  return eo;
+}
+
+// 6. No rkey outlives its run; the QPs are kept for the next repetition unless a flow
+// failed anywhere (its QPs may be in the error state) or a rank was interrupted.
+// Returns false when one was (the sweep stops).
+bool Runner::keep_for_next(std::vector<std::unique_ptr<FlowEnd>>& ends) {
+  const bool any_interrupted = any_rank(g_interrupted.load());
   bool failed = false;
   for (auto& fe : ends) {
     fe->res->close_window();

@@ -17,6 +17,7 @@
 #include "bench/mesh/world.hpp"
 #include "core/config/config.hpp"
 #include "core/engine/connection.hpp"
+#include "core/point/point_protocol.hpp"
 #include "core/point/session.hpp"
 
 namespace rdmasweep::mesh_detail {
@@ -48,6 +49,8 @@ struct Runner {
 
  private:
   std::string connect_phase(const TestConfig& cfg, std::vector<std::unique_ptr<FlowEnd>>& ends, Postbox& box);
+  EndOptions end_options() const;
+  bool keep_for_next(std::vector<std::unique_ptr<FlowEnd>>& ends);
   void record_failed_flows(const TestConfig& cfg, EntryPos& at, const std::vector<Flow>& flows, const std::string& err,
                            std::vector<nlohmann::json>& point_entries);
 };

@@ -90,6 +90,22 @@ static void add_port_counters(json& b, json& hist, const std::map<std::pair<int,
   b["counters"] = std::move(c);
 }
 
+// A flow's figures (from its initiator's rank) into its entry; returns its histogram record.
+static json take_flow_result(json& b, const json& r, const TestConfig& cfg) {
+  const json& fig = r["figures"];
+  b["iterations"] = 1;
+  b["real_time"] = number_in(fig, "seconds") * 1e3;
+  b["cpu_time"] = number_in(fig, "cpu_seconds") * 1e3;  // the measured window's, as the client's
+  b["time_unit"] = "ms";
+  for (const auto& [k, v] : fig.items()) b[k] = v;
+  if (r.contains("window")) {  // seconds from the phase's common zero (after a barrier)
+    b["window_start_seconds"] = r["window"][0];
+    b["window_end_seconds"] = r["window"][1];
+  }
+  if (cfg.work.mode == Mode::Lat) b["label"] = latency_kind(cfg);
+  return r["hist"];
+}
+
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries,
@@ -127,19 +143,7 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
     } else if (error_of.count(key) || !result_of.count(key)) {
       mark_failed(b, error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src));
     } else {
-      const json& r = result_of[key];
-      const json& fig = r["figures"];
-      b["iterations"] = 1;
-      b["real_time"] = number_in(fig, "seconds") * 1e3;
-      b["cpu_time"] = number_in(fig, "cpu_seconds") * 1e3;  // the measured window's, as the client's
-      b["time_unit"] = "ms";
-      for (const auto& [k, v] : fig.items()) b[k] = v;
-      if (r.contains("window")) {  // seconds from the phase's common zero (after a barrier)
-        b["window_start_seconds"] = r["window"][0];
-        b["window_end_seconds"] = r["window"][1];
-      }
-      if (cfg.work.mode == Mode::Lat) b["label"] = latency_kind(cfg);
-      hist = r["hist"];
+      hist = take_flow_result(b, result_of[key], cfg);
     }
     add_port_counters(b, hist, counters_of, sharing_of, key);
     b["src_rank"] = f.src;

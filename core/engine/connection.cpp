@@ -211,6 +211,22 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   int dev_reads = std::min({255, dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom});
   rd_atomic = static_cast<uint8_t>(std::max(1, cfg.knobs.outs > 0 ? static_cast<int>(cfg.knobs.outs) : dev_reads));
 
+  register_memory(bytes);
+  open_window();
+  fill_read_pattern();
+  if (shared_cq_ == nullptr) {
+    if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
+    cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
+  }
+  create_qps();
+  use_inline = cfg.work.size <= inline_size;
+  sq.assign(cfg.work.qps, SendQueue{});
+  for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
+}
+
+// The buffer and its regions: one MR, or one per QP region (--mr-per-qp); the SEND
+// credit's words and the WRITE fence's word where the device needs them (iWARP).
+void TestResources::register_memory(uint64_t bytes) {
   pd = verbs::ProtectionDomain(dev);
   mr = verbs::MemoryRegion(pd, bytes, IBV_ACCESS_LOCAL_WRITE, cfg.knobs.hugepages);
   if (cfg.knobs.mr_per_qp) {
@@ -236,12 +252,11 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     fence_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(fence_word.get()), sizeof(uint64_t),
                                          IBV_ACCESS_LOCAL_WRITE);
   }
-  open_window();
-  fill_read_pattern();
-  if (shared_cq_ == nullptr) {
-    if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
-    cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
-  }
+}
+
+// The point's QPs on its CQ (and SRQ), to INIT: the first one asks for the inline size
+// `auto` wants, and only a refusal makes it probe the device's limit.
+void TestResources::create_qps() {
   const verbs::CompletionQueue& qp_cq = completion_queue();
   verbs::QpCaps caps;
   caps.max_send_wr = cfg.knobs.tx_depth;
@@ -276,9 +291,6 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
     for (const verbs::QueuePair& qp : qps) qpns.push_back(qp.qpn());
     qp_of = QpnTable(qpns);
   }
-  use_inline = cfg.work.size <= inline_size;
-  sq.assign(cfg.work.qps, SendQueue{});
-  for (SendQueue& s : sq) s.until_signal = effective_signal_every(cfg);
 }
 
 void TestResources::limit_reads(uint32_t peer_max_rd_atom) {

@@ -190,6 +190,8 @@ class TestResources {
  private:
   // Sets the buffer layout (stride, slots, regions) for `slot`; returns the bytes to register.
   uint64_t size_buffers(uint64_t slot);
+  void register_memory(uint64_t bytes);
+  void create_qps();
   verbs::PeerAddress path_to(const control::Endpoint& peer) const;
 
   const verbs::CompletionQueue* shared_cq_ = nullptr;

@@ -66,6 +66,74 @@ inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>
   return unfinished;
 }
 
+namespace detail {
+
+// The initiator loop's progress: each QP's completion target, what is left, and how
+// the loop is ending (the duration is up, or an interrupt drains it).
+struct BwProgress {
+  std::vector<uint64_t> target, first;
+  uint32_t unfinished = 0;
+  bool stopping = false, aborting = false;
+  Clock::time_point abort_by{}, sends_end{};
+  bool lingers = false;  // --bidir SEND or credit READs: the loop may outlast its last send
+
+  uint64_t done(const std::vector<SendQueue>& sq) const {
+    uint64_t n = 0;
+    for (size_t q = 0; q < first.size(); ++q) n += sq[q].completed - first[q];
+    return n;
+  }
+};
+
+// One poll's completions: sends retired per QP, receives (--bidir SEND) reposted and
+// counted, credit READs taken.
+template <class Ops>
+inline void take_completions(Ops& ops, const ibv_wc* wc, int got, std::vector<SendQueue>& sq, BwProgress& g,
+                             const char* posted, Arrivals* in, CreditReads* cr) {
+  for (int i = 0; i < got; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], in ? "SEND or RECV" : posted);
+    if (in != nullptr && (wc[i].opcode & IBV_WC_RECV)) {
+      in->take(ops.recv(wc[i]));
+      continue;
+    }
+    if (cr != nullptr && WrId::is_credit(wc[i].wr_id)) {
+      const uint32_t q = WrId::credit_qp(wc[i].wr_id);
+      cr->take(sq[q], q);
+      continue;
+    }
+    const uint32_t q = WrId::qp(wc[i].wr_id);
+    if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == g.target[q] && --g.unfinished == 0 && g.lingers)
+      g.sends_end = Clock::now();
+  }
+}
+
+// The clock's turn (see the loop): a throughput sample when due, an interrupt (post
+// nothing more, drain each QP's last signaled WR), the duration's end (stop each QP at
+// its next signaled WR, so every posted WR is accounted for). False: stop now (the
+// drain's time is up).
+inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecorder& timeline, IdleWatch& watch,
+                       uint32_t every, bool timed, Clock::time_point deadline) {
+  if (timeline.on()) {
+    const Clock::time_point now = Clock::now();
+    if (timeline.due(now)) timeline.record(now, g.done(sq));
+  }
+  if (!g.aborting && watch.interrupted()) {
+    g.aborting = g.stopping = true;
+    watch.draining();
+    g.abort_by = Clock::now() + kInterruptDrain;
+    g.unfinished = retarget(sq, g.target, [every](const SendQueue& s) { return s.posted - (every - s.until_signal); });
+  } else if (g.aborting) {
+    if (Clock::now() >= g.abort_by) return false;
+  } else if (timed && !g.stopping && Clock::now() >= deadline) {
+    g.stopping = true;
+    g.unfinished = retarget(sq, g.target, [every](const SendQueue& s) {
+      return s.posted + (s.until_signal == every ? 0 : s.until_signal);
+    });
+  }
+  return true;
+}
+
+}  // namespace detail
+
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc&)
 // (used with `in` only).
 // `sq` is the QPs' own accounting and carries over from the previous point.
@@ -82,88 +150,49 @@ inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>
 template <class Ops>
 LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const BwPlan& p, IdleWatch& watch,
                             Arrivals* in = nullptr, CreditReads* cr = nullptr) {
-  const uint32_t nqp = p.nqp, every = p.every;
+  const uint32_t nqp = p.nqp;
   const bool timed = p.duration > 0;
-  std::vector<uint64_t> target(nqp), first(nqp);
+  detail::BwProgress g;
+  g.target.resize(nqp);
+  g.first.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
-    first[q] = sq[q].posted;
-    target[q] = timed ? UINT64_MAX : sq[q].posted + p.per_qp;
+    g.first[q] = sq[q].posted;
+    g.target[q] = timed ? UINT64_MAX : sq[q].posted + p.per_qp;
+    g.unfinished += sq[q].completed != g.target[q];
   }
+  g.lingers = in != nullptr || cr != nullptr;
   std::vector<ibv_wc> wc(p.batch);
-  uint32_t unfinished = 0;
-  for (uint32_t q = 0; q < nqp; ++q) unfinished += sq[q].completed != target[q];
   uint64_t loops = 0;
-  bool stopping = false, aborting = false;
-  Clock::time_point abort_by{}, sends_end{};
 
   LoopStats st;
   TimelineRecorder timeline(st.timeline, p.interval, p.duration);
-  auto done = [&] {
-    uint64_t n = 0;
-    for (uint32_t q = 0; q < nqp; ++q) n += sq[q].completed - first[q];
-    return n;
-  };
-
   const double cpu0 = loop_cpu_seconds();
   const Clock::time_point start = Clock::now();
   timeline.start(start);
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.duration));
-  const bool lingers = in != nullptr || cr != nullptr;  // the loop may outlast its last send
-  while (unfinished > 0 || (in != nullptr && in->missing > 0 && !aborting) || (cr != nullptr && cr->in_flight > 0)) {
-    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], target[q], p, cr);
+  while (g.unfinished > 0 || (in != nullptr && in->missing > 0 && !g.aborting) || (cr != nullptr && cr->in_flight > 0)) {
+    for (uint32_t q = 0; q < nqp; ++q) post_what_fits(ops, wrs, q, sq[q], g.target[q], p, cr);
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
-    for (int i = 0; i < got; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], in ? "SEND or RECV" : p.posted);
-      if (in != nullptr && (wc[i].opcode & IBV_WC_RECV)) {
-        in->take(ops.recv(wc[i]));
-        continue;
-      }
-      if (cr != nullptr && WrId::is_credit(wc[i].wr_id)) {
-        const uint32_t q = WrId::credit_qp(wc[i].wr_id);
-        cr->take(sq[q], q);
-        continue;
-      }
-      uint32_t q = WrId::qp(wc[i].wr_id);
-      if (sq[q].retire(WrId::seq(wc[i].wr_id)) && sq[q].completed == target[q] && --unfinished == 0 && lingers)
-        sends_end = Clock::now();
-    }
+    detail::take_completions(ops, wc.data(), got, sq, g, p.posted, in, cr);
     watch.tick(got);
     // The clock and the stop flag are read once per poll that returned completions
     // (at most once per batch of WCs), or every 64 empty polls: not per message, but
     // often enough when a loop turn is slow (big messages, a slow device, --events).
-    if (got > 0 || aborting || (++loops & 63) == 0) {
-      if (timeline.on()) {
-        const Clock::time_point now = Clock::now();
-        if (timeline.due(now)) timeline.record(now, done());
-      }
-      if (!aborting && watch.interrupted()) {
-        // Post nothing more; wait for each QP's last signaled WR (later ones never complete).
-        aborting = stopping = true;
-        watch.draining();
-        abort_by = Clock::now() + kInterruptDrain;
-        unfinished = retarget(sq, target, [every](const SendQueue& s) { return s.posted - (every - s.until_signal); });
-      } else if (aborting) {
-        if (Clock::now() >= abort_by) break;
-      } else if (timed && !stopping && Clock::now() >= deadline) {
-        // Stop each QP at its next signaled WR so every posted WR is accounted for.
-        stopping = true;
-        unfinished = retarget(sq, target, [every](const SendQueue& s) {
-          return s.posted + (s.until_signal == every ? 0 : s.until_signal);
-        });
-      }
-    }
+    if ((got > 0 || g.aborting || (++loops & 63) == 0) &&
+        !detail::clock_turn(sq, g, timeline, watch, p.every, timed, deadline))
+      break;
   }
-  if (aborting) throw RunAborted("interrupted");
-  const Clock::time_point end = lingers && sends_end != Clock::time_point{} ? sends_end : Clock::now();
-  timeline.finish(end, done());
+  if (g.aborting) throw RunAborted("interrupted");
+  const Clock::time_point end = g.lingers && g.sends_end != Clock::time_point{} ? g.sends_end : Clock::now();
+  timeline.finish(end, g.done(sq));
   st.seconds = seconds_between(start, end);
   st.began = start;
   st.ended = end;
   st.cpu_seconds = loop_cpu_seconds() - cpu0;
   st.per_qp.resize(nqp);
-  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - first[q];
+  for (uint32_t q = 0; q < nqp; ++q) st.per_qp[q] = sq[q].completed - g.first[q];
   return st;
 }
 

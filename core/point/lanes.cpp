@@ -109,6 +109,26 @@ class PinCaller {
 
 const char* const kOtherFailed = "stopped: another thread of this point failed";
 
+// Rethrows the failure that started it, not the "another thread failed" that followed.
+void rethrow_first(const std::vector<std::exception_ptr>& errors) {
+  std::exception_ptr first_error;
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const RunAborted& a) {
+      if (std::string(a.what()) == kOtherFailed) {
+        if (!first_error) first_error = e;
+        continue;
+      }
+      std::rethrow_exception(e);
+    } catch (...) {
+      std::rethrow_exception(e);
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
 }  // namespace
 
 void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
@@ -159,23 +179,7 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
     if (!errors[0]) run(0);
     for (std::thread& w : workers) w.join();
   }
-  // The failure that started it, not the "another thread failed" that followed.
-  std::exception_ptr first_error;
-  for (const std::exception_ptr& e : errors) {
-    if (!e) continue;
-    try {
-      std::rethrow_exception(e);
-    } catch (const RunAborted& a) {
-      if (std::string(a.what()) == kOtherFailed) {
-        if (!first_error) first_error = e;
-        continue;
-      }
-      std::rethrow_exception(e);
-    } catch (...) {
-      std::rethrow_exception(e);
-    }
-  }
-  if (first_error) std::rethrow_exception(first_error);
+  rethrow_first(errors);
 }
 
 namespace {
