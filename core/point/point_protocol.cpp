@@ -22,9 +22,18 @@ static constexpr std::chrono::milliseconds kPointWait = std::chrono::hours(24);
                                " during a test");
 }
 
-static control::Message expect(control::PeerLink& link, MsgType type) {
-  control::Message m = link.recv(kPointWait);
-  if (m.type != type) peer_spoke(link, m);
+void unexpected_message(const control::PeerLink& link, const control::Message& m, MsgType want) {
+  if (m.type == MsgType::Error) throw control::PeerFailed(link.who() + " reported: " + control::error_from_json(m.body));
+  if (m.type == MsgType::Abandon) throw PeerAbandoned{control::error_from_json(m.body)};
+  throw control::ProtocolError(std::string("expected ") + control::to_string(want) + " from " + link.who() + ", got " +
+                               control::to_string(m.type));
+}
+
+// The peer's next message, which must be `want`.
+static control::Message expect(control::PeerLink& link, MsgType want,
+                               std::chrono::milliseconds timeout = kPointWait) {
+  control::Message m = link.recv(timeout);
+  if (m.type != want) unexpected_message(link, m, want);
   return m;
 }
 
@@ -63,20 +72,10 @@ static auto telling_peer(control::PeerLink& link, Body body) -> decltype(body())
 
 namespace {
 
-// An ERROR in place of the message expected: the peer's own failure.
-[[noreturn]] void unexpected(const control::PeerLink& link, const control::Message& m, MsgType want) {
-  if (m.type == MsgType::Error) throw control::PeerFailed(link.who() + " reported: " + control::error_from_json(m.body));
-  if (m.type == MsgType::Abandon) throw PeerAbandoned{control::error_from_json(m.body)};
-  throw control::ProtocolError(std::string("expected ") + control::to_string(want) + " from " + link.who() + ", got " +
-                               control::to_string(m.type));
-}
-
 std::vector<control::Endpoint> peer_endpoints(const PointResources& res, control::PeerLink& link, MsgType want,
                                               std::chrono::milliseconds timeout) {
-  control::Message m = link.recv(timeout);
-  if (m.type != want) unexpected(link, m, want);
   const TestConfig& cfg = res.cfg();
-  return control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
+  return control::endpoints_from_json(expect(link, want, timeout).body, cfg.knobs.threads, cfg.work.qps);
 }
 
 void join(PointResources& res, Connector& c, Joining j, const std::vector<control::Endpoint>& peer) {
@@ -94,7 +93,7 @@ static void follow_connection(PointResources& res, control::PeerLink& link, Conn
   if (!j.reused) c.await(res, link);
   // The leading end creates its side meanwhile (as long as that takes, with many QPs):
   // one that stops is caught by its link (silence, a rank gone), not by a bound on its work.
-  join(res, c, j, peer_endpoints(res, link, MsgType::Connect, std::chrono::hours(24)));
+  join(res, c, j, peer_endpoints(res, link, MsgType::Connect, kPointWait));
   link.send(MsgType::Ready);
 }
 
@@ -103,8 +102,7 @@ static void lead_connection(PointResources& res, control::PeerLink& link, Connec
   join(res, c, j, peer_endpoints(res, link, MsgType::SetupOk, timeout));
   if (j.peer_knows) return;
   link.send(MsgType::Connect, control::to_json(res.local_endpoints()));
-  control::Message m = link.recv(timeout);
-  if (m.type != MsgType::Ready) unexpected(link, m, MsgType::Ready);
+  expect(link, MsgType::Ready, timeout);
 }
 
 void follow_connect(PointResources& res, control::PeerLink& link, Connector& c, Joining j) {

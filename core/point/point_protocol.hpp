@@ -55,6 +55,10 @@ struct PeerAbandoned {
   std::string why;
 };
 
+// A message from the peer in place of `want`: its ERROR as PeerFailed, its ABANDON as
+// PeerAbandoned, anything else a ProtocolError naming both.
+[[noreturn]] void unexpected_message(const control::PeerLink& link, const control::Message& m, control::MsgType want);
+
 // The following end's connection: SETUP_OK with its endpoints, then (unless the peer
 // knows them) the leading end's CONNECT, its QPs connected to it, READY. Throws
 // PeerAbandoned on the peer's ABANDON.

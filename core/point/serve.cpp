@@ -27,12 +27,7 @@ class CmServer final : public Connector {
   void await(PointResources& res, control::PeerLink& link) override {
     res.cm->accept_all(res.lanes(), opt_.timeout, [&link] {
       // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
-      if (auto m = link.try_recv()) {
-        if (m->type == MsgType::Abandon) throw PeerAbandoned{control::error_from_json(m->body)};
-        if (m->type == MsgType::Error)
-          throw control::PeerFailed(link.who() + " reported: " + control::error_from_json(m->body));
-        throw control::ProtocolError(std::string("unexpected ") + control::to_string(m->type) + " while its QPs connect");
-      }
+      if (auto m = link.try_recv()) unexpected_message(link, *m, MsgType::Connect);
     });
     for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
   }
@@ -48,7 +43,7 @@ class CmServer final : public Connector {
 // `res` holds the previous point's resources, reused when the client asks. Sets up
 // (or retargets) and connects this point's QPs, every thread's. Throws PeerAbandoned
 // when the client's side failed.
-static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
+static void serve_setup(LocalFabric& fabric, control::PeerLink& link, const control::SetupRequest& req,
                         const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
   try {
@@ -62,10 +57,9 @@ static void serve_setup(LocalFabric& fabric, control::Channel& ch, const control
       res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes, memory_node(opt));
     }
   } catch (const std::exception& e) {
-    ch.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
+    link.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
     throw;
   }
-  control::ChannelLink link(ch, "the client", "the server");
   CmServer by_cm(fabric.dev, opt);
   Connector by_qp_data;
   follow_connect(*res, link, cm && !req.reuse ? by_cm : by_qp_data, {req.reuse, req.reuse});
@@ -78,8 +72,9 @@ static bool serve_test(LocalFabric& fabric, control::Channel& ch, const control:
                        const std::function<void(const std::string&)>& log) {
   const TestConfig& cfg = req.cfg;
   const CounterValues c0 = sample(fabric);
+  control::ChannelLink link(ch, "the client", "the server");
   try {
-    serve_setup(fabric, ch, req, opt, cm, res);
+    serve_setup(fabric, link, req, opt, cm, res);
   } catch (const PeerAbandoned& a) {
     res.reset();
     if (log) log("client " + ch.peer() + " could not set up " + point_name(cfg) + " on its side: " + a.why);
@@ -94,7 +89,6 @@ static bool serve_test(LocalFabric& fabric, control::Channel& ch, const control:
       result.counters = counter_delta(c0, sample_after(fabric, t));
       result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
-  control::ChannelLink link(ch, "the client", "the server");
   follow_end(*res, link, eo);
   return true;
 }
