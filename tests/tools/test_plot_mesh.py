@@ -37,6 +37,27 @@ class MeshHeatmap(TempDirCase):
         a, b = read_image(os.path.join(first, name)), read_image(os.path.join(second, name))
         self.assertFalse(a.shape == b.shape and (a == b).all(), "the slower flow left the picture as it was")
 
+    def test_a_latency_point_is_drawn_by_its_p50(self):
+        # In a latency point the cell is the flow's p50: changing it changes the
+        # picture, changing its Gb/s does not.
+        def render(doc, name):
+            out = os.path.join(self.tmp, name)
+            r = run_tool("plot", save(doc, os.path.join(self.tmp, name + ".json")), "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            png = sorted(f for f in os.listdir(out) if f.endswith(".png"))[0]
+            self.assertIn("_lat_", png)
+            return read_image(os.path.join(out, png)).tobytes()
+
+        doc = load("mesh-pairs.json")
+        point = doc["benchmarks"][0]["point"]
+        doc["benchmarks"] = [dict(b, point=point.replace("/bw/", "/lat/"), lat_p50_us=100.0 + i)
+                             for i, b in enumerate(b for b in doc["benchmarks"] if b["point"] == point)]
+        base = render(doc, "base")
+        doc["benchmarks"][0]["bytes_per_second"] *= 100
+        self.assertEqual(render(doc, "bps"), base)
+        doc["benchmarks"][0]["lat_p50_us"] = 5000.0
+        self.assertNotEqual(render(doc, "p50"), base)
+
     def test_repetitions_are_drawn_at_their_median(self):
         # A flow with repetitions is drawn at its median: the median of its runs, or its
         # _median aggregate when there is one; the other aggregates (cv!) are not drawn.

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Host a of the cluster tests (tools/cluster-test): `rdmasweep mesh` started by mpirun
+# over ssh on three lab hosts (a, b, c; each its own kernel, rxe0 and address on one
+# emulated segment), as on a real cluster. Each test prints "ok NAME" or
+# "FAIL NAME: why"; the exit status is the number of failures.
+set -uo pipefail
+dir=${RDMASWEEP_CLUSTER_DIR:?}
+bin=${RDMASWEEP_BIN:?}
+here=$(cd "$(dirname "$0")" && pwd)
+hosts=rxe-a,rxe-b,rxe-c
+fails=0
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+check() { python3 "$here/check.py" "$@"; }
+# A bounded wait for a condition, polled: never a fixed sleep standing in for one.
+wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
+
+# mesh NAME HOSTLIST NP ARGS...: mpirun over ssh, MPI kept on TCP (the management
+# network: here the same segment), one rank per host in turn (--map-by node);
+# results in $dir/NAME.json, output in $dir/NAME.log.
+# shellcheck disable=SC2054 # the commas are Open MPI's lists
+mpi=(mpirun --allow-run-as-root --map-by node --mca pml ob1 --mca btl self,vader,tcp
+  --mca btl_tcp_if_include 192.0.2.0/24 --mca oob_tcp_if_include 192.0.2.0/24)
+mesh() {
+  local name=$1 list=$2 np=$3
+  shift 3
+  timeout -k 5 300 "${mpi[@]}" --host "$list" -np "$np" "$bin" mesh --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
+}
+# expect RUN NAME STATUS CHECK-ARGS...: the run's exit and the check of its results
+expect() {
+  local run=$1 name=$2 rc=$3 out
+  shift 3
+  if ((rc)); then fail "$name" "mpirun exit $rc: $(grep -m2 'rdmasweep' "$dir/$run.log" | tr '\n' ' ')"
+  elif ! out=$(check "$dir/$run.json" "$@" 2>&1); then fail "$name" "$(echo "$out" | head -n 5 | tr '\n' ' ')"
+  else ok "$name"; fi
+}
+
+# 1. Every pattern, one rank per host: exact counts, each rank on its host's device,
+# each flow's port counters from the two hosts it touches.
+rc=0; mesh pairs $hosts 3 --pattern pairs --op write,send -s 4096 -n 100 --warmup 10 || rc=$?
+expect pairs "pairs (matching), write and send, 3 hosts" $rc --hosts $hosts --iters 100 --counters
+rc=0; mesh sequential $hosts 3 --pattern pairs --schedule sequential --op read --mode bw,lat -s 4096 -n 100 --warmup 10 || rc=$?
+expect sequential "pairs (sequential), read, bw and lat, 3 hosts" $rc --hosts $hosts --iters 100 --counters
+for p in incast all-to-all; do
+  rc=0; mesh "$p" $hosts 3 --pattern "$p" --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
+  expect "$p" "$p, write and send, 3 hosts" $rc --pattern "$p" --hosts $hosts --iters 100 --counters
+done
+rc=0; mesh multicast $hosts 3 --pattern multicast --mode bw,lat -s 64,1024 -n 50 --warmup 5 || rc=$?
+expect multicast "multicast from rxe-a to rxe-b and rxe-c" $rc --pattern multicast --hosts $hosts --iters 55
+
+# 2. Two ranks per host: flows between ranks of one host and across hosts alike.
+rc=0; mesh two-a-host rxe-a:2,rxe-b:2,rxe-c:2 6 --pattern pairs --op write -s 4096 -n 50 --warmup 5 || rc=$?
+expect two-a-host "pairs, two ranks per host (6 ranks)" $rc --hosts $hosts --ranks 6 --iters 50 --counters
+
+# 3. A slow link: 10 ms of netem delay on rxe-c's NIC. The flows through rxe-c, and only
+# those, are the slow ones, found from the results alone.
+netdev_c=$(ssh rxe-c "ip -o -4 addr show to 192.0.2.3/32" | awk '{print $2}')
+if [[ -z $netdev_c ]] || ! ssh rxe-c tc qdisc add dev "$netdev_c" root netem delay 10ms; then
+  fail "a slow link is found" "cannot add netem on rxe-c"
+else
+  rc=0; mesh slow-link $hosts 3 --pattern pairs --op write --mode bw,lat -s 4096 -n 100 --warmup 10 || rc=$?
+  ssh rxe-c tc qdisc del dev "$netdev_c" root
+  if ((rc)); then fail "a slow link is found" "mpirun exit $rc"
+  elif ! out=$(check "$dir/slow-link.json" --hosts $hosts --iters 100 --slow rxe-c 2>&1); then
+    fail "a slow link is found" "$(echo "$out" | tr '\n' ' ')"
+  else
+    ok "a slow link is found (netem 10 ms on rxe-c): every flow through rxe-c slower than every other"
+    printf '   %s\n' "${out//$'\n'/$'\n'   }"
+  fi
+fi
+
+# 4. A rank on another host stopped mid-phase (SIGSTOP): named with its host and the
+# flows it took down, the phase's other flows kept, the job ends non-zero.
+stopped() {
+  local rc=0
+  mesh stopped $hosts 3 --pattern pairs --op write -s 4096 -D 3 --warmup 10 --timeout 3 &
+  local job=$!
+  # shellcheck disable=SC2317 # called through wait_for
+  has_flows() { python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["benchmarks"] else 1)' "$dir/stopped.json" 2>/dev/null; }
+  if ! wait_for 120 has_flows; then
+    kill "$job" 2>/dev/null; wait "$job"
+    fail "a stopped rank on rxe-b is named" "no flow measured within 120 s"; return
+  fi
+  ssh rxe-b pkill -STOP -f rdmasweep-mesh || { fail "a stopped rank on rxe-b is named" "cannot stop rank 1 on rxe-b"; return; }
+  wait "$job" || rc=$?
+  ssh rxe-b pkill -KILL -f rdmasweep-mesh
+  local out
+  if ((rc == 0)); then fail "a stopped rank on rxe-b is named" "the job exited 0"
+  elif ((rc == 124)); then fail "a stopped rank on rxe-b is named" "the job hung (killed after 300 s)"
+  elif ! grep -q "rank 1 (rxe-b).*stopped answering" "$dir/stopped.log"; then
+    fail "a stopped rank on rxe-b is named" "no line naming rank 1 (rxe-b): $(grep -m3 rdmasweep "$dir/stopped.log" | tr '\n' ' ')"
+  elif ! out=$(check "$dir/stopped.json" --hosts $hosts --stopped 1 2>&1); then
+    fail "a stopped rank on rxe-b is named" "$(echo "$out" | tr '\n' ' ')"
+  else ok "a stopped rank on rxe-b is named with its host; exit $rc; $(grep -m1 'stopped answering' "$dir/stopped.log" | cut -c1-160)"; fi
+}
+stopped
+
+echo "cluster tests: $fails failed"
+exit "$fails"
