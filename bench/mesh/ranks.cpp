@@ -264,7 +264,7 @@ int run_mesh(const World& w, int argc, char** argv) {
   run.o = sw.o;
   run.fabric = fabric.get();
   // From here every wait notices a rank that stops answering (world.hpp).
-  start_liveness(w, liveness_silence(sw.o.timeout_s));
+  start_liveness(w, liveness_silence(sw.o.timeout_s), run.hosts);
   const std::vector<std::vector<Flow>> phases = phases_of(sw.o.pattern, w.size, effective_schedule(sw.o, w.size));
   std::unique_ptr<MeshReport> report;  // rank 0 only
   if (w.rank == 0) report = start_report(w, sw, ranks, phases);

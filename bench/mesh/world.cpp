@@ -41,6 +41,7 @@ struct LiveState {
   std::vector<Clock::time_point> last_seen;
   Clock::time_point last_sent{};
   std::set<int> gone;
+  std::vector<std::string> hosts;  // each rank's, to name a rank found gone
 };
 LiveState& live() {
   static LiveState s;
@@ -83,9 +84,7 @@ void wait(MPI_Request* req) {
     const std::set<int>& gone = poll_liveness();
     if (!gone.empty()) {
       std::vector<int> ranks(gone.begin(), gone.end());
-      std::string what;
-      for (int r : ranks) what += (what.empty() ? "rank " : ", rank ") + std::to_string(r);
-      throw RanksGone(ranks, what + " stopped answering (no heartbeat for " +
+      throw RanksGone(ranks, describe_ranks(ranks, live().hosts) + " stopped answering (no heartbeat for " +
                                  std::to_string(live().silence.count() / 1000) + " s)");
     }
     nap();
@@ -94,10 +93,11 @@ void wait(MPI_Request* req) {
 
 }  // namespace
 
-void start_liveness(const World& w, std::chrono::milliseconds silence) {
+void start_liveness(const World& w, std::chrono::milliseconds silence, const std::vector<std::string>& hosts) {
   LiveState& s = live();
   s.on = true;
   s.w = w;
+  s.hosts = hosts;
   s.silence = silence;
   s.last_seen.assign(static_cast<size_t>(w.size), Clock::now());
 }

@@ -31,7 +31,8 @@ class RanksGone : public std::runtime_error {
 // every 200 ms and reads theirs; a rank not heard from for `silence` is gone. Every
 // wait in this file polls it once started; the collectives then throw RanksGone
 // instead of waiting forever for a rank that will never join.
-void start_liveness(const World& w, std::chrono::milliseconds silence);
+// `hosts`: each rank's host, to name a rank found gone with it ("rank 2 (host-c)").
+void start_liveness(const World& w, std::chrono::milliseconds silence, const std::vector<std::string>& hosts);
 // Waits for every rank (still noticing one that is gone), then stops the heartbeats
 // and reads those left, so MPI_Finalize finds no message unmatched.
 void stop_liveness();
