@@ -12,6 +12,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/config/multicast_point.hpp"
+#include "core/config/sweep.hpp"
+
 namespace rdmasweep::cli {
 
 namespace po = boost::program_options;
@@ -179,6 +182,18 @@ SweepSpec sweep_from(const std::string& config_file, const std::map<std::string,
   }
 }
 
+// --multicast: a group, a multicast sweep, not --cm; HOST may list several servers only then.
+static void check_multicast_client(ClientOptions& c, const std::map<std::string, std::string>& axis) {
+  if (c.multicast.empty()) {
+    if (c.host.find(',') != std::string::npos)
+      throw UsageError("client: one server per run (HOST lists several only with --multicast)");
+    return;
+  }
+  multicast_group("--multicast", c.multicast);
+  if (c.cm) throw UsageError("--multicast sends UD datagrams; --cm connects RC QPs: give one of them");
+  multicast_sweep(c.spec, axis, c.config_file, "--multicast");
+}
+
 ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   ClientOptions c;
   // Google Benchmark's own flags pass through untouched.
@@ -194,7 +209,10 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   fabric.add_options()
     ("cm,R", po::bool_switch(&c.cm), "connect the QPs with RDMA-CM (librdmacm: resolve the server's address and "
      "route, then rdma_connect) instead of exchanging QP data on the control channel; the GID comes from routing")
-    ("cm-address", po::value(&c.cm_address), "with --cm: the server's address on its RDMA interface (default: HOST)");
+    ("cm-address", po::value(&c.cm_address), "with --cm: the server's address on its RDMA interface (default: HOST)")
+    ("multicast", po::value(&c.multicast), "GROUP: send UD datagrams to this multicast group instead, received by every "
+     "server in HOST (several: comma-separated) started with --join GROUP; each reports sent, received, lost and "
+     "one-way latency (across hosts against an estimated clock offset). SEND, counted, 1 KiB unless -s");
   po::options_description work(kWorkloadTitle);
   std::map<std::string, std::string> axis;
   std::string policy;
@@ -225,12 +243,34 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   if (c.cm && raw.gid != -1) throw UsageError(refusal_text("cm-gid"));
   if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
   c.spec = sweep_from(c.config_file, axis);
+  check_multicast_client(c, axis);
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.labels = parse_labels(labels);
   c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();
   return c;
+}
+
+void multicast_sweep(SweepSpec& spec, const std::map<std::string, std::string>& axis, const std::string& config_file,
+                     const std::string& who) {
+  if (!axis.count("size") && config_file.empty()) spec.size = {kMcastDefaultSize};
+  for (const std::string& op : spec.op)
+    if (op != "send") throw UsageError(who + ": --op " + op + ": multicast sends (use --op send)");
+  const bool all_ud = std::all_of(spec.transport.begin(), spec.transport.end(), [](const std::string& t) { return t == "ud"; });
+  if (!all_ud && axis.count("transport")) throw UsageError(who + " runs over UD (--transport ud)");
+  spec.transport = {"ud"};
+  try {
+    for (const TestConfig& c : expand(spec)) check_multicast_point(c);
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::string multicast_group(const std::string& option, const std::string& group) {
+  if (!is_multicast_address(group))
+    throw UsageError(option + ": '" + group + "' is not a numeric multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8)");
+  return group;
 }
 
 std::map<std::string, std::string> parse_labels(const std::vector<std::string>& given) {
@@ -253,6 +293,8 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   po::options_description all = fabric_options(s, raw);
   all.add_options()
     ("bind", po::value(&s.bind), "address to listen on (default: all addresses)")
+    ("join", po::value(&s.join), "GROUP: also receive a `client --multicast GROUP`'s datagrams on this numeric IPv4 "
+     "or IPv6 multicast group, joined through RDMA-CM for each such client")
     ("once", "serve one client, then exit")
     ("cm,R", po::bool_switch(&s.cm), "serve only clients that connect their QPs with RDMA-CM (client --cm); "
      "without it the server follows each client's choice")
@@ -265,6 +307,7 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
   }
   finish_fabric(s.fabric, s.timeout_s, raw);
   s.once = vm.count("once") > 0;
+  if (!s.join.empty()) multicast_group("--join", s.join);
   return s;
 }
 

@@ -46,12 +46,14 @@ struct ClientOptions : Common {
   bool cm = false;          // --cm: connect the QPs with RDMA-CM
   std::string cm_address;   // --cm-address: the server's RDMA address (default: host)
   std::map<std::string, std::string> labels;  // --label KEY=VALUE: the context's "labels"
+  std::string multicast;    // --multicast GROUP: UD datagrams to the servers in HOST that joined it
 };
 
 struct ServerOptions : Common {
   std::string bind;  // empty: all addresses
   bool once = false;
   bool cm = false;   // --cm: serve only clients whose QPs connect with RDMA-CM
+  std::string join;  // --join GROUP: receive a --multicast client's datagrams
 };
 
 struct DoctorOptions : Common {
@@ -122,6 +124,13 @@ void add_workload_options(boost::program_options::options_description& d, std::m
 // The sweep file (if any, resolved as --config names it) with the command line's axes
 // over it; UsageError (one line) on a bad file, value or combination.
 SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis);
+// A multicast sweep (mesh --pattern multicast, client --multicast; `who` names it in
+// errors): SEND over UD, 1 KiB datagrams unless -s or a sweep file says otherwise (the
+// default 64 KiB is over every MTU), every point one multicast can run.
+void multicast_sweep(SweepSpec& spec, const std::map<std::string, std::string>& axis, const std::string& config_file,
+                     const std::string& who);
+// `group` when it is a numeric multicast address, else a UsageError naming `option`.
+std::string multicast_group(const std::string& option, const std::string& group);
 // --clock (client and mesh) into *clock: tsc, system or auto (ticks::parse checks it).
 void add_clock_option(boost::program_options::options_description& d, std::string* clock);
 // --interval (client and mesh) into *interval; check_interval() rejects a `given`

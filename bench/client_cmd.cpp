@@ -259,6 +259,7 @@ int client_main(int argc, char** argv) {
     std::cout << help;
     return kOk;
   }
+  if (!o.multicast.empty()) return multicast_client_main(o);
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
   // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
   std::future<void> calibrated;

@@ -12,6 +12,10 @@ extern std::atomic<bool> g_interrupted;  // set by SIGINT/SIGTERM
 
 int client_main(int argc, char** argv);
 int server_main(int argc, char** argv);
+namespace cli {
+struct ClientOptions;
+}
+int multicast_client_main(cli::ClientOptions& o);  // client --multicast (bench/multicast_client.cpp)
 int devices_main(int argc, char** argv);
 int doctor_main(int argc, char** argv);
 int mesh_main(int argc, char** argv);        // checks the options, then execs rdmasweep-mesh

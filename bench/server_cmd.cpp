@@ -66,6 +66,7 @@ static void log_start(const cli::ServerOptions& o, const LocalFabric& fabric, co
            (o.cm ? "; only clients whose QPs connect with RDMA-CM (--cm)" : ""));
   log_line("threads of a point run on cores " + cpu_list_text(placement.cpus) + " (" + placement.source +
            (placement.explicit_cpus ? "" : "; one thread is not pinned") + ")");
+  if (!o.join.empty()) log_line("receives multicast group " + o.join + " for `rdmasweep client --multicast " + o.join + "`");
   if (!fabric.counters.available())
     log_line(fabric.dev.name() + " has no port counters (" + fabric.counters.where() + "): results carry none from this side");
 }
@@ -123,6 +124,7 @@ int server_main(int argc, char** argv) {
   so.placement = &placement;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
+  so.join = o.join;
   if (o.verbose) so.verbose = log_line;
   log_start(o, fabric, placement, listener.port());
   serve_forever(listener, fabric, so, o);

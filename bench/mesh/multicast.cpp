@@ -19,6 +19,7 @@
 #include "core/config/knobs.hpp"
 #include "core/engine/multicast.hpp"
 #include "core/results/model.hpp"
+#include "core/results/records.hpp"
 
 namespace rdmasweep::mesh_detail {
 
@@ -54,60 +55,22 @@ json send_point(McastEnd& end, const TestConfig& c, uint32_t tag, int ranks) {
 
 // A receiver: what arrived of the point, until rank 0's count says it is all there.
 json receive_point(McastEnd& end, const TestConfig& c, uint32_t tag, const World& w, bool same_clock) {
-  std::atomic<int64_t> expected{-1};
-  std::atomic<bool> stop{false};
-  McastReceived got;
-  std::string err;
-  std::thread t([&] {
-    try {
-      got = end.receive(c, tag, expected, same_clock, stop);
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  });
+  McastReception reception(end, c, tag, same_clock);
   const std::set<int> gone = receive_from(
-      {0}, kTagMcastSent, [&](int, const std::string& m) { expected = json::parse(m)["sent"].get<int64_t>(); },
-      [&] { if (g_interrupted.load()) stop = true; });
-  if (!gone.empty()) stop = true;
-  t.join();
+      {0}, kTagMcastSent, [&](int, const std::string& m) { reception.expect(json::parse(m)["sent"].get<uint64_t>()); },
+      [&] { if (g_interrupted.load()) reception.stop(); });
+  if (!gone.empty()) reception.stop();
+  const McastReceived& got = reception.finish();
+  const std::string& err = reception.error();
   if (!gone.empty()) throw RanksGone({0}, "rank 0 stopped answering during a multicast point");
-  json out = {{"rank", w.rank},
-              {"received", got.received},
-              {"warmup_received", got.warmup_received},
-              {"measured", got.measured},
-              {"windowed", got.windowed},
-              {"late", got.late},
-              {"seconds", got.seconds},
-              {"cpu_seconds", got.cpu_seconds},
-              {"latency_measured", same_clock}};
-  if (!err.empty()) out["error"] = "rank " + std::to_string(w.rank) + ": " + err;
-  if (same_clock && got.hist.count() > 0) {
-    json fig = json::object();
-    for (const auto& [k, v] : latency_figures(got.hist)) fig[k] = v;
-    out["latency"] = fig;
-    out["histogram"] = histogram_json(got.hist);
-  }
-  return out;
-}
-
-// The rates and times of a row: `messages` over `seconds`.
-void add_rates(json& b, const TestConfig& c, double messages, double seconds, double cpu) {
-  b["iterations"] = 1;
-  b["real_time"] = seconds * 1e3;
-  b["cpu_time"] = cpu * 1e3;
-  b["time_unit"] = "ms";
-  b["bytes_per_second"] = seconds > 0 ? messages * static_cast<double>(c.work.size) / seconds : 0;
-  b["items_per_second"] = seconds > 0 ? messages / seconds : 0;
-  b["messages"] = messages;
-  b["bytes"] = messages * static_cast<double>(c.work.size);
-  b["seconds"] = seconds;
-  b["cpu_seconds"] = cpu;
+  if (!err.empty()) return {{"error", "rank " + std::to_string(w.rank) + ": " + err}};
+  return control::to_json(mcast_arrived(got, same_clock));
 }
 
 json sender_entry(const McastRun& run, const TestConfig& c, EntryPos& at, const json& s) {
   json b = base_entry(bench_name(Pattern::Multicast, c, "src:0"), at, c);
   if (s.contains("error")) mark_failed(b, s["error"]);
-  else add_rates(b, c, number_in(s, "measured"), number_in(s, "seconds"), number_in(s, "cpu_seconds"));
+  else add_mcast_rates(b, c, number_in(s, "measured"), number_in(s, "seconds"), number_in(s, "cpu_seconds"));
   b["messages_sent"] = s["sent"];
   b["group"] = run.o.group;
   b["src_rank"] = 0;
@@ -126,23 +89,8 @@ json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int 
   } else if (s.contains("error") || got->contains("error")) {
     mark_failed(b, got->contains("error") ? (*got)["error"] : s["error"]);
   } else {
-    const json& g = *got;
-    // The arrivals after the first: what the window from first to last arrival holds.
-    add_rates(b, c, number_in(g, "windowed"), number_in(g, "seconds"), number_in(g, "cpu_seconds"));
-    const uint64_t sent = s["sent"].get<uint64_t>(), received = g["received"].get<uint64_t>();
-    const uint64_t lost = sent > received ? sent - received : 0;
-    b["messages_sent"] = sent;
-    b["messages_received"] = received;
-    b["messages_lost"] = lost;
-    b["loss_ratio"] = sent > 0 ? static_cast<double>(lost) / static_cast<double>(sent) : 0;
-    b["warmup_received"] = g["warmup_received"];
-    b["late_from_earlier_point"] = g["late"];
-    b["latency_measured"] = g.contains("latency");
-    if (g.contains("latency")) {
-      for (const auto& [k, v] : g["latency"].items()) b[k] = v;
-      b["label"] = "one-way (send to arrival)";
-      hist = {{"config", c}, {"latency_kind", "one-way (send to arrival)"}, {"histogram", g["histogram"]}};
-    }
+    hist = add_mcast_receiver(b, c, s["sent"].get<uint64_t>(), control::mcast_arrived_from_json(*got),
+                              "one-way (send to arrival)");
   }
   b["group"] = run.o.group;
   b["src_rank"] = 0;

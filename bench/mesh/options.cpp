@@ -46,30 +46,13 @@ void set_pattern(MeshOptions& m, const std::string& pattern, const std::string& 
   m.schedule_given = true;
 }
 
-// Multicast is UD SEND from rank 0 to a group: 1 KiB datagrams unless told (the
-// default 64 KiB is over every MTU), and every point one multicast can run.
-void multicast_sweep(MeshOptions& m, const std::map<std::string, std::string>& axis) {
-  if (!axis.count("size") && m.config_file.empty()) m.spec.size = {kMcastDefaultSize};
-  for (const std::string& op : m.spec.op)
-    if (op != "send") throw cli::UsageError("--pattern multicast: --op " + op + ": multicast sends (use --op send)");
-  const bool all_ud = std::all_of(m.spec.transport.begin(), m.spec.transport.end(),
-                                  [](const std::string& t) { return t == "ud"; });
-  if (!all_ud && axis.count("transport")) throw cli::UsageError("--pattern multicast runs over UD (--transport ud)");
-  m.spec.transport = {"ud"};
-  try {
-    for (const TestConfig& c : expand(m.spec)) check_multicast_point(c);
-  } catch (const ConfigError& e) {
-    throw cli::UsageError(e.what());
-  }
-}
-
 // The sweep (rank 0 only): the sweep file, then the command line's axes over it.
 void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& axis) {
   m.spec = cli::sweep_from(m.config_file, axis);
   // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
   if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
     throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
-  if (m.pattern == Pattern::Multicast) return multicast_sweep(m, axis);
+  if (m.pattern == Pattern::Multicast) return cli::multicast_sweep(m.spec, axis, m.config_file, "--pattern multicast");
   // A mesh flow's receiver holds its sender to exact counts; UD's losses are the client's to count.
   for (const std::string& t : m.spec.transport)
     if (t != "rc") throw cli::UsageError("--transport " + t + ": mesh runs RC only; measure UD with rdmasweep client");
@@ -133,8 +116,7 @@ void finish_mesh(MeshOptions& m, MeshArgs& a, const po::variables_map& vm, bool 
   cli::finish_fabric(m.fabric, m.timeout_s, a.fabric);
   set_pattern(m, a.pattern, a.schedule);
   if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
-  if (!is_multicast_address(m.group))
-    throw cli::UsageError("--group: '" + m.group + "' is not a numeric multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8)");
+  cli::multicast_group("--group", m.group);
   if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
     throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
   m.plan_json = vm.count("json") > 0;

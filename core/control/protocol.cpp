@@ -1,4 +1,5 @@
 #include "core/control/protocol.hpp"
+#include "core/control/fields.hpp"
 
 #include <algorithm>
 
@@ -22,6 +23,11 @@ const char* to_string(MsgType t) {
     case MsgType::Bye: return "BYE";
     case MsgType::Tick: return "TICK";
     case MsgType::Abandon: return "ABANDON";
+    case MsgType::Probe: return "PROBE";
+    case MsgType::McastStart: return "MCAST_START";
+    case MsgType::McastPoint: return "MCAST_POINT";
+    case MsgType::McastSent: return "MCAST_SENT";
+    case MsgType::McastResult: return "MCAST_RESULT";
   }
   return "?";
 }
@@ -66,44 +72,6 @@ json decode_payload(const std::string& payload) {
   return j;
 }
 
-// Typed field access that turns every type or range problem into a ProtocolError.
-template <typename T>
-static T field(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end()) throw ProtocolError(std::string("control message lacks '") + key + "'");
-  try {
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (!it->is_string()) throw ProtocolError("");
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (!it->is_boolean()) throw ProtocolError("");
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (!it->is_number()) throw ProtocolError("");
-    } else {
-      if (!it->is_number_unsigned() || it->template get<uint64_t>() > std::numeric_limits<T>::max()) throw ProtocolError("");
-    }
-    return it->template get<T>();
-  } catch (const std::exception&) {
-    throw ProtocolError(std::string("control message field '") + key + "' has the wrong type or range");
-  }
-}
-
-template <typename T>
-static std::vector<T> array_field(const json& j, const char* key, uint32_t expected) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) throw ProtocolError(std::string("control message lacks array '") + key + "'");
-  if (it->size() != expected)
-    throw ProtocolError(std::string("control message array '") + key + "' has " + std::to_string(it->size()) +
-                        " entries, expected " + std::to_string(expected));
-  std::vector<T> out;
-  out.reserve(expected);
-  for (const json& v : *it) {
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
-      throw ProtocolError(std::string("control message array '") + key + "' holds a bad value");
-    out.push_back(v.get<T>());
-  }
-  return out;
-}
-
 std::chrono::milliseconds silence_bound(uint32_t peer_timeout_ms) {
   return std::max(std::chrono::milliseconds(peer_timeout_ms), 6 * kTickEvery);
 }
@@ -115,7 +83,7 @@ json to_json(const Hello& h) {
           {"max_qp", h.max_qp},     {"max_cqe", h.max_cqe},           {"max_qp_rd_atom", h.max_qp_rd_atom},
           {"gid", h.gid},           {"gid_index", h.gid_index},       {"gid_type", h.gid_type},
           {"cpus", h.cpus},         {"beside", h.beside},             {"cm", h.cm},
-          {"timeout_ms", h.timeout_ms}, {"capabilities", h.capabilities}};
+          {"timeout_ms", h.timeout_ms}, {"capabilities", h.capabilities}, {"join", h.join}};
 }
 
 Hello hello_from_json(const json& j) {
@@ -145,7 +113,9 @@ Hello hello_from_json(const json& j) {
       throw ProtocolError("control message field 'capabilities' is not an object");
     if (h.capabilities.dump().size() > 1024) throw ProtocolError("control message field 'capabilities' is too long");
   }
+  if (j.contains("join")) h.join = field<std::string>(j, "join");
   if (h.cpus.size() > 512) throw ProtocolError("control message field 'cpus' is too long");
+  if (h.join.size() > 64) throw ProtocolError("control message field 'join' is too long");
   return h;
 }
 

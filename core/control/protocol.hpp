@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.hpp"
+#include "core/control/protocol_error.hpp"
 
 namespace rdmasweep::control {
 
@@ -23,8 +24,13 @@ constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
 constexpr uint32_t kMaxQps = 1u << 20;  // matches the configuration limit
 
-enum class MsgType : uint16_t { Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye, Tick, Abandon };
-constexpr MsgType kLastMsgType = MsgType::Abandon;
+// PROBE and MCAST_*: core/control/mcast_messages.hpp (sent only to a server whose
+// HELLO names a multicast group, so an older server never sees them).
+enum class MsgType : uint16_t {
+  Hello = 1, Setup, SetupOk, Connect, Ready, Done, Result, Error, Bye, Tick, Abandon,
+  Probe, McastStart, McastPoint, McastSent, McastResult
+};
+constexpr MsgType kLastMsgType = MsgType::McastResult;
 
 // Each side sends TICK this often from HELLO on (Channel::start_heartbeat), so the
 // other can tell a silent peer (stopped, hung, its host gone) from a busy one.
@@ -34,10 +40,6 @@ constexpr std::chrono::milliseconds kTickEvery{500};
 std::chrono::milliseconds silence_bound(uint32_t peer_timeout_ms);
 const char* to_string(MsgType t);
 
-class ProtocolError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Header {
   MsgType type;
@@ -83,6 +85,9 @@ struct Hello {
   // What the sender's device is and can do (capabilities_json): recorded in the
   // results' context; null from a peer that did not say.
   nlohmann::json capabilities;
+  // A server started with --join GROUP: the multicast group it receives for a client's
+  // --multicast; empty: none (or an older server).
+  std::string join;
 };
 
 // Everything the peer needs to connect its QPs to ours and address our buffer.

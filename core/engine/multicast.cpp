@@ -38,25 +38,6 @@ std::string seconds(std::chrono::milliseconds t) { return verbs::seconds_text(t)
 
 }  // namespace
 
-void check_multicast_point(const TestConfig& c) {
-  const std::string why = "--pattern multicast: ";
-  if (c.work.op != Op::Send) throw ConfigError(why + "--op " + to_string(c.work.op) + ": multicast sends (use --op send)");
-  if (c.work.duration > 0) throw ConfigError(why + "give --iters: receivers count exactly what a counted sweep sent");
-  if (c.work.size < kMcastHeaderBytes)
-    throw ConfigError(why + "--size " + std::to_string(c.work.size) + " is below " + std::to_string(kMcastHeaderBytes) +
-                      " bytes (each datagram carries its sequence number and send time)");
-  if (c.work.qps != 1 || c.knobs.threads != 1)
-    throw ConfigError(why + "one QP and one thread per rank (--qps 1 --threads 1): every receiver has one attached QP");
-  if (c.work.iters > UINT32_MAX - c.work.warmup) throw ConfigError(why + "--iters is above 2^32 datagrams");
-}
-
-bool is_multicast_address(const std::string& s) {
-  in_addr a4{};
-  if (inet_pton(AF_INET, s.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 28) == 0xe;
-  in6_addr a6{};
-  return inet_pton(AF_INET6, s.c_str(), &a6) == 1 && a6.s6_addr[0] == 0xff;
-}
-
 sockaddr_storage gid_address(const ibv_gid& gid) {
   sockaddr_storage ss{};
   if (is_ipv4_mapped(gid)) {
@@ -77,7 +58,7 @@ McastEnd::McastEnd(const verbs::Device& dev, const GidEntry& gid, const std::str
   const uint32_t size = max_of(points, [](const TestConfig& c) -> uint64_t { return c.work.size; });
   const int mtu = verbs::mtu_bytes(dev.port_attr().active_mtu);
   if (size > static_cast<uint32_t>(mtu))
-    throw verbs::Error("--pattern multicast: --size " + std::to_string(size) + " is over the port's active MTU (" +
+    throw verbs::Error("multicast: --size " + std::to_string(size) + " is over the port's active MTU (" +
                        std::to_string(mtu) + " bytes): a UD datagram is one packet; give --size " +
                        std::to_string(mtu) + " or less");
   const uint32_t depth = receiver ? max_of(points, [](const TestConfig& c) -> uint64_t { return c.knobs.rx_depth; })
@@ -94,7 +75,7 @@ McastEnd::McastEnd(const verbs::Device& dev, const GidEntry& gid, const std::str
   mr_ = verbs::MemoryRegion(pd_, size_t{slot_bytes_} * slots_, IBV_ACCESS_LOCAL_WRITE);
   join_ = std::make_unique<verbs::McastMembership>(ch_, gid_address(gid.gid), group, timeout);
   if (join_->device_name() != dev.name())
-    throw verbs::Error("--pattern multicast: RDMA-CM joined " + group + " on " + join_->device_name() + ", not on " +
+    throw verbs::Error("multicast: RDMA-CM joined " + group + " on " + join_->device_name() + ", not on " +
                        dev.name() + " (give --device the RDMA device of the interface routing to the group)");
   qp_.to_init_ud(dev.port(), join_->qkey());
   qp_.to_rts_ud(0);
@@ -178,7 +159,7 @@ McastSent McastEnd::send(const TestConfig& c, uint32_t tag, const std::atomic<bo
 }
 
 McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::atomic<int64_t>& expected,
-                                bool same_clock, const std::atomic<bool>& stop) {
+                                bool latency, const std::atomic<bool>& stop, int64_t offset_ns) {
   const uint64_t warmup = c.work.warmup;
   const auto quiet = std::chrono::milliseconds(250);
   const double cpu0 = loop_cpu_seconds();
@@ -209,7 +190,13 @@ McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::at
       }
       ++out.measured;
       window.add(now_ns);
-      if (same_clock && now_ns > h.sent_ns) out.hist.record(now_ns - h.sent_ns);
+      if (latency) {
+        // The send time in this host's clock; an offset estimated across hosts can put
+        // an arrival a little before it (within the estimate's uncertainty).
+        const int64_t d = static_cast<int64_t>(now_ns - h.sent_ns) - offset_ns;
+        if (d < 0) ++out.before_send;
+        out.hist.record(d > 0 ? static_cast<uint64_t>(d) : 0);
+      }
     }
     const int64_t total = expected.load(std::memory_order_acquire);
     if (total >= 0 && out.received >= static_cast<uint64_t>(total)) break;

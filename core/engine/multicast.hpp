@@ -7,7 +7,10 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <thread>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "core/config/config.hpp"
+#include "core/config/multicast_point.hpp"
 #include "core/measure/histogram.hpp"
 #include "core/verbs/address_handle.hpp"
 #include "core/verbs/completion_queue.hpp"
@@ -23,16 +27,6 @@
 #include "core/verbs/multicast.hpp"
 
 namespace rdmasweep {
-
-constexpr uint32_t kMcastHeaderBytes = 16;  // tag, sequence, send time: the smallest size
-constexpr uint64_t kMcastDefaultSize = 1024;
-
-// Throws ConfigError unless `c` is a point multicast runs: SEND, counted (--iters), at
-// least kMcastHeaderBytes, one QP and one thread.
-void check_multicast_point(const TestConfig& c);
-
-// True when `s` is a numeric IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address.
-bool is_multicast_address(const std::string& s);
 
 // The address RDMA-CM binds the join to: the one in this GID (IPv4-mapped or IPv6).
 sockaddr_storage gid_address(const ibv_gid& gid);
@@ -65,7 +59,8 @@ struct McastReceived {
   uint64_t windowed = 0;         // measured arrivals after the first: what `seconds` covers
   double seconds = 0;            // first to last measured arrival
   double cpu_seconds = 0;        // the receiving thread's, over the whole call
-  Histogram hist;                // send to arrival, one-way (same host only)
+  Histogram hist;                // send to arrival, one-way (when recorded)
+  uint64_t before_send = 0;      // arrivals the clock offset put before their send (recorded as 0)
 };
 
 class McastEnd {
@@ -81,10 +76,11 @@ class McastEnd {
   McastSent send(const TestConfig& c, uint32_t tag, const std::atomic<bool>& stop);
   // Takes point `tag`'s datagrams until `expected` of them (-1 while the sender has not
   // said) arrived, or 250 ms after it is known with nothing more, or until `stop`.
-  // `same_clock`: the sender's CLOCK_MONOTONIC is ours (same host): latency is recorded.
+  // `latency`: record send to arrival, taking this host's CLOCK_MONOTONIC minus the
+  // sender's as `offset_ns` (0 on the sender's host; across hosts an estimate).
   // Throws after `timeout` with neither a datagram nor the total.
-  McastReceived receive(const TestConfig& c, uint32_t tag, const std::atomic<int64_t>& expected, bool same_clock,
-                        const std::atomic<bool>& stop);
+  McastReceived receive(const TestConfig& c, uint32_t tag, const std::atomic<int64_t>& expected, bool latency,
+                        const std::atomic<bool>& stop, int64_t offset_ns = 0);
 
  private:
   void post_receive(uint32_t slot);
@@ -99,6 +95,45 @@ class McastEnd {
   std::unique_ptr<verbs::McastMembership> join_;
   std::unique_ptr<verbs::McastAttachment> attach_;
   verbs::AddressHandle ah_;
+};
+
+// One point's reception on a thread of its own (McastEnd::receive busy-polls), while
+// the caller waits for the sender's count: expect() gives it, stop() gives up, finish()
+// waits for the receiver. Destroying it unfinished stops and joins the thread.
+class McastReception {
+ public:
+  McastReception(McastEnd& end, const TestConfig& c, uint32_t tag, bool latency, int64_t offset_ns = 0)
+      : thread_([this, &end, c, tag, latency, offset_ns] {
+          try {
+            got_ = end.receive(c, tag, expected_, latency, stop_, offset_ns);
+          } catch (const std::exception& e) {
+            error_ = e.what();
+          }
+        }) {}
+  ~McastReception() {
+    stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  McastReception(const McastReception&) = delete;
+  McastReception& operator=(const McastReception&) = delete;
+
+  void expect(uint64_t sent) {
+    expected_.store(static_cast<int64_t>(std::min<uint64_t>(sent, INT64_MAX)), std::memory_order_release);
+  }
+  void stop() { stop_.store(true); }
+  // Waits for the receiver; what arrived, or its failure in error().
+  const McastReceived& finish() {
+    if (thread_.joinable()) thread_.join();
+    return got_;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::atomic<int64_t> expected_{-1};
+  std::atomic<bool> stop_{false};
+  McastReceived got_;
+  std::string error_;
+  std::thread thread_;  // last: it starts once the rest exists
 };
 
 }  // namespace rdmasweep

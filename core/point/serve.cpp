@@ -5,6 +5,7 @@
 
 #include "core/config/knobs.hpp"
 #include "core/point/cm_connect.hpp"
+#include "core/point/multicast_session.hpp"
 #include "core/point/point_protocol.hpp"
 #include "core/point/session.hpp"
 
@@ -113,10 +114,15 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
       (client.cm ? "; its QPs connect with RDMA-CM" : ""));
   size_t served = 0;
   std::unique_ptr<PointResources> res;
+  McastReceiver mcast(fabric, opt);  // --join: a --multicast client's datagrams
   while (true) {
     control::Message m = ch.recv(kTestWait);
     if (m.type == MsgType::Bye) return served;
     if (m.type == MsgType::Error) throw control::ChannelError("client stopped: " + control::error_from_json(m.body));
+    if (mcast.handle(ch, m)) {
+      served += m.type == MsgType::McastPoint;
+      continue;
+    }
     if (m.type != MsgType::Setup)
       throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
     if (serve_test(fabric, ch, control::setup_from_json(m.body), opt, client.cm, res, log)) ++served;

@@ -36,6 +36,9 @@ class ClientSession {
   void release() { res_.reset(); }
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
+  // The control channel after HELLO, for the messages outside the point protocol
+  // (PROBE and MCAST_*: core/point/multicast_session.hpp).
+  control::Channel& channel() { return ch_; }
   // The last point's QPs and buffers (kept for reuse; its first thread's), or null.
   TestResources* resources() { return res_ ? &res_->lane(0) : nullptr; }
 

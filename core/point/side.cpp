@@ -60,6 +60,7 @@ int memory_node(const SessionOptions& opt) { return opt.placement ? opt.placemen
 control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& opt) {
   control::Hello h = fabric.hello();
   if (opt.placement) h.cpus = cpu_list_text(opt.placement->cpus) + ": " + opt.placement->source;
+  h.join = opt.join;
   return h;
 }
 

@@ -43,6 +43,9 @@ struct SessionOptions {
   // Client --cm: the server's address its QPs connect to with RDMA-CM (HELLO says so,
   // and the server listens for them); empty: QPs connect from the exchanged QP data.
   std::string cm_address;
+  // Server --join: the multicast group it receives for a client's --multicast (HELLO
+  // says so); empty: none.
+  std::string join;
 };
 
 // Long enough for any test; a dead peer is noticed sooner by its silence, EOF or TCP keepalive.

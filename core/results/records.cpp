@@ -65,4 +65,54 @@ json histogram_record(const std::vector<PointResult>& runs) {
   return p;
 }
 
+void add_mcast_rates(json& b, const TestConfig& c, double messages, double seconds, double cpu_seconds) {
+  b["iterations"] = 1;
+  b["real_time"] = seconds * 1e3;
+  b["cpu_time"] = cpu_seconds * 1e3;
+  b["time_unit"] = "ms";
+  b["bytes_per_second"] = seconds > 0 ? messages * static_cast<double>(c.work.size) / seconds : 0;
+  b["items_per_second"] = seconds > 0 ? messages / seconds : 0;
+  b["messages"] = messages;
+  b["bytes"] = messages * static_cast<double>(c.work.size);
+  b["seconds"] = seconds;
+  b["cpu_seconds"] = cpu_seconds;
+}
+
+json add_mcast_receiver(json& b, const TestConfig& c, uint64_t sent, const control::McastArrived& g,
+                        const std::string& latency_kind) {
+  // The arrivals after the first: what the window from first to last arrival holds.
+  add_mcast_rates(b, c, static_cast<double>(g.windowed), g.seconds, g.cpu_seconds);
+  const uint64_t lost = sent > g.received ? sent - g.received : 0;
+  b["messages_sent"] = sent;
+  b["messages_received"] = g.received;
+  b["messages_lost"] = lost;
+  b["loss_ratio"] = sent > 0 ? static_cast<double>(lost) / static_cast<double>(sent) : 0;
+  b["warmup_received"] = g.warmup_received;
+  b["late_from_earlier_point"] = g.late;
+  b["latency_measured"] = !g.latency.is_null();
+  if (g.latency.is_null()) return json();
+  for (const auto& [k, v] : g.latency.items()) b[k] = v;
+  b["label"] = latency_kind;
+  b["latency_before_send"] = g.before_send;
+  return {{"config", c}, {"latency_kind", latency_kind}, {"histogram", g.histogram}};
+}
+
+control::McastArrived mcast_arrived(const McastReceived& got, bool latency) {
+  control::McastArrived a;
+  a.received = got.received;
+  a.warmup_received = got.warmup_received;
+  a.measured = got.measured;
+  a.windowed = got.windowed;
+  a.late = got.late;
+  a.before_send = got.before_send;
+  a.seconds = got.seconds;
+  a.cpu_seconds = got.cpu_seconds;
+  if (latency && got.hist.count() > 0) {
+    a.latency = json::object();
+    for (const auto& [k, v] : latency_figures(got.hist)) a.latency[k] = v;
+    a.histogram = histogram_json(got.hist);
+  }
+  return a;
+}
+
 }  // namespace rdmasweep

@@ -2,8 +2,11 @@
 
 check.py FILE --hosts H1,H2,.. [--pattern P] [--iters N] [--counters] [--slow HOST]
               [--stopped RANK]
+check.py FILE --mcast-client --hosts SENDER,RECEIVER1,.. --iters N
 Ranks are placed round robin over the hosts (mpirun --map-by node). Exit 1 with
 one line per problem, 0 when every check holds; --slow prints what it found.
+--mcast-client: a `client --multicast` file, the sender on the first host and one
+server --join on each other host.
 """
 import argparse
 import json
@@ -22,6 +25,7 @@ ap.add_argument("--slow", metavar="HOST",
                 help="the latency points' flows through HOST, and only those, are the slow ones")
 ap.add_argument("--stopped", type=int, metavar="RANK",
                 help="RANK was stopped mid-run: the results are incomplete and name it with its host")
+ap.add_argument("--mcast-client", action="store_true", help="a `client --multicast` results file")
 a = ap.parse_args()
 
 problems = []
@@ -31,6 +35,49 @@ ctx, entries = doc["context"], doc["benchmarks"]
 hosts = a.hosts.split(",")
 ranks = a.ranks or len(hosts)
 host_of = [hosts[r % len(hosts)] for r in range(ranks)]
+
+def mcast_client():
+    """The sender's row and each receiver's per point: every datagram received, none
+    lost, one-way latency measured against each receiver's estimated clock offset."""
+    out = []
+    receivers = ctx.get("receivers", [])
+    if [r.get("host") for r in receivers] != hosts[1:]:
+        out.append(f"receivers {[r.get('host') for r in receivers]}, expected {hosts[1:]}")
+    for r in receivers:
+        if r.get("same_host") or not isinstance(r.get("clock_offset_uncertainty_us"), (int, float)):
+            out.append(f"receiver {r.get('host')}: no clock offset estimate in the context: {r}")
+    if ctx.get("incomplete"):
+        out.append(f"results marked incomplete: {ctx.get('incomplete_reason')}")
+    rows = {}
+    for b in entries:
+        m = re.match(r"^multicast/(.+)/src:0(/dst:(\d+))?$", b["name"])
+        if not m or b.get("error_occurred"):
+            out.append(f"{b['name']}: {'failed: ' + str(b.get('error_message')) if m else 'not a multicast row'}")
+            continue
+        rows.setdefault(m[1], set()).add(int(m[3] or 0))
+        if m[3] is None:
+            if b.get("messages") != a.iters or b.get("src_host") != hosts[0]:
+                out.append(f"{b['name']}: sender on {b.get('src_host')} measured {b.get('messages')}, expected {a.iters} from {hosts[0]}")
+            continue
+        dst, sent = int(m[3]), b.get("messages_sent")
+        if b.get("messages_received") != sent or b.get("messages_lost") != 0 or sent < a.iters:
+            out.append(f"{b['name']}: sent {sent}, received {b.get('messages_received')}, lost {b.get('messages_lost')}")
+        if b.get("dst_host") != hosts[dst]:
+            out.append(f"{b['name']}: dst_host {b.get('dst_host')}, expected {hosts[dst]}")
+        if not b.get("latency_measured") or not b.get("lat_p50_us", 0) > 0 or "estimated offset" not in b.get("label", ""):
+            out.append(f"{b['name']}: one-way latency not measured against an estimated offset: {b.get('label')}")
+    want = set(range(len(hosts)))
+    if not rows:
+        out.append("no multicast rows")
+    out += [f"{p}: rows {sorted(got)}, expected {sorted(want)}" for p, got in rows.items() if got != want]
+    return out
+
+
+if a.mcast_client:
+    problems = mcast_client()
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
 
 # Every rank on its own host's device, with its own address's RoCE v2 GID.
 info = ctx.get("rank_info", [])
@@ -49,7 +96,10 @@ if a.stopped is not None:
     if who not in ctx.get("incomplete_reason", ""):
         problems.append(f"incomplete_reason does not name {who}: {ctx.get('incomplete_reason')!r}")
     failed = [b for b in entries if b.get("error_occurred")]
-    if not failed:
+    # Stopped in a phase (its measurement or its setup), the phase's flows through it
+    # fail naming it; stopped between phases (in a collective) no flow was running.
+    between = "(no heartbeat for" in ctx.get("incomplete_reason", "")
+    if not failed and not between:
         problems.append("no failed flow")
     for b in failed:
         if who not in b.get("error_message", ""):

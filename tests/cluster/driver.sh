@@ -73,6 +73,7 @@ fi
 # flows it took down, the phase's other flows kept, the job ends non-zero.
 stopped() {
   local rc=0
+  rm -f "$dir/stopped.json"
   mesh stopped $hosts 3 --pattern pairs --op write -s 4096 -D 3 --warmup 10 --timeout 3 &
   local job=$!
   # shellcheck disable=SC2317 # called through wait_for
@@ -94,6 +95,33 @@ stopped() {
   else ok "a stopped rank on rxe-b is named with its host; exit $rc; $(grep -m1 'stopped answering' "$dir/stopped.log" | cut -c1-160)"; fi
 }
 stopped
+
+# 5. Multicast without MPI: `rdmasweep server --join GROUP` on b and c, `rdmasweep
+# client rxe-b,rxe-c --multicast GROUP` on a; each receiver's clock offset from a's is
+# estimated over the control channel, so one-way latency is measured across hosts.
+mcast_client() {
+  local group=239.255.82.21 h rc=0 out
+  for h in rxe-b rxe-c; do
+    ssh -n "$h" "setsid $bin server --join $group >/tmp/join.log 2>&1 </dev/null &"
+  done
+  for h in rxe-b rxe-c; do
+    # shellcheck disable=SC2317 # called through wait_for
+    listening() { ssh -n "$h" grep -q listening /tmp/join.log; }
+    wait_for 60 listening || { fail "client --multicast to rxe-b and rxe-c" "the server on $h did not start: $(ssh -n "$h" cat /tmp/join.log)"; return; }
+  done
+  timeout -k 5 120 "$bin" client rxe-b,rxe-c --multicast $group --mode bw,lat -s 64,1024 -n 50 --warmup 5 \
+    -o "$dir/mcast-client.json" >"$dir/mcast-client.log" 2>&1 || rc=$?
+  local wrong
+  wrong=$(timeout -k 5 60 "$bin" client rxe-b --multicast 239.255.82.22 -n 5 -o "$dir/wrong.json" 2>&1)
+  for h in rxe-b rxe-c; do ssh -n "$h" "pkill -f 'server --join'"; done
+  if ((rc)); then fail "client --multicast to rxe-b and rxe-c" "exit $rc: $(tail -n 2 "$dir/mcast-client.log" | tr '\n' ' ')"
+  elif ! out=$(check "$dir/mcast-client.json" --mcast-client --hosts rxe-a,rxe-b,rxe-c --iters 50 2>&1); then
+    fail "client --multicast to rxe-b and rxe-c" "$(echo "$out" | head -n 5 | tr '\n' ' ')"
+  elif [[ $wrong != *"receives multicast group $group, not 239.255.82.22"* || $(wc -l <<<"$wrong") != 1 ]]; then
+    fail "client --multicast to rxe-b and rxe-c" "a client of another group was not refused in one line: $wrong"
+  else ok "client --multicast to rxe-b and rxe-c: every datagram counted on both, one-way latency against estimated offsets; $(grep -m2 'clock offset' "$dir/mcast-client.log" | sed 's/^rdmasweep: *//' | tr '\n' ' ')"; fi
+}
+mcast_client
 
 echo "cluster tests: $fails failed"
 exit "$fails"

@@ -22,6 +22,7 @@
 
 #include "core/config/knobs.hpp"
 #include "core/config/refusals.hpp"
+#include "core/control/mcast_messages.hpp"
 #include "core/control/protocol.hpp"
 
 using namespace rdmasweep;
@@ -147,6 +148,38 @@ void check_error(const json& j) {
   }
 }
 
+// The multicast messages (client --multicast): each decodes or throws ProtocolError,
+// and what decodes survives a round trip.
+template <typename Decode, typename Same>
+void check_round_trip(const json& j, MsgType type, const char* what, Decode decode, Same same) {
+  try {
+    auto v = decode(j);
+    json again = reframe(type, to_json(v));
+    try {
+      if (!same(v, decode(again))) fail((std::string(what) + " changes in a round trip").c_str(), j);
+    } catch (const ProtocolError& x) {
+      fail((std::string(what) + " round trip rejected: " + x.what()).c_str(), j);
+    }
+  } catch (const ProtocolError&) {
+  }
+}
+
+void check_mcast(const json& j) {
+  check_round_trip(j, MsgType::Probe, "PROBE", probe_from_json,
+                   [](const Probe& a, const Probe& b) { return a.t1 == b.t1 && a.t2 == b.t2; });
+  check_round_trip(j, MsgType::McastStart, "MCAST_START", mcast_start_from_json,
+                   [](const McastStart& a, const McastStart& b) { return a.group == b.group && a.points.size() == b.points.size(); });
+  for (size_t n : {1u, 4u})
+    check_round_trip(j, MsgType::McastPoint, "MCAST_POINT", [n](const json& x) { return mcast_point_from_json(x, n); },
+                     [](const McastPoint& a, const McastPoint& b) {
+                       return a.index == b.index && a.tag == b.tag && a.latency == b.latency && a.offset_ns == b.offset_ns;
+                     });
+  check_round_trip(j, MsgType::McastResult, "MCAST_RESULT", mcast_arrived_from_json,
+                   [](const McastArrived& a, const McastArrived& b) {
+                     return a.received == b.received && a.windowed == b.windowed && a.latency == b.latency;
+                   });
+}
+
 // Array lengths in the body are the QP counts under which it could be valid.
 void add_len(std::vector<uint32_t>& qps, const json& j, const char* key) {
   auto it = j.find(key);
@@ -164,6 +197,7 @@ void payload(const std::string& bytes) {
   check_hello(j);
   check_setup(j);
   check_error(j);
+  check_mcast(j);
   std::vector<uint32_t> qps = {0, 1, 2, 3, 4, 16};
   add_len(qps, j, "qpn");
   add_len(qps, j, "psn");

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -139,6 +141,72 @@ TEST(MulticastEngine, SenderAndReceiverInOneProcess) {
     EXPECT_EQ(got.late, 0u);
     EXPECT_EQ(got.hist.count(), kIters);  // one clock: every measured datagram's latency
   }
+}
+
+// Without MPI: `rdmasweep server --join GROUP` receives what `rdmasweep client
+// --multicast GROUP` sends (the same engine, over the control channel). On one host
+// the receiver shares the sender's clock: latency measured, no offset estimated. A
+// client asking for another group, or a server that joined none, is refused in one line.
+TEST(MulticastClient, ServerJoinsAndCountsExactly) {
+  REQUIRE_DEVICE();
+  std::unique_ptr<Process> server;
+  const std::string port = start_server(&server, RDMASWEEP_BIN, 120s, {"--join", "239.255.82.11"});
+  ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
+  const std::string dir = make_temp_dir("rdmasweep-mc"), out = dir + "/mc.json";
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.11", "--mode", "bw,lat",
+                   "-s", "64,1024", "-n", "50", "--warmup", "5", "-o", out},
+                  300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  json doc = load_json(out);
+  ASSERT_TRUE(doc.is_object()) << both(o);
+  const json& ctx = doc["context"];
+  EXPECT_EQ(ctx["incomplete"], false);
+  EXPECT_EQ(ctx["group"], "239.255.82.11");
+  ASSERT_EQ(ctx["receivers"].size(), 1u);
+  EXPECT_EQ(ctx["receivers"][0]["same_host"], true);
+  std::map<std::string, std::set<int>> rows;
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false));
+    EXPECT_EQ(b["messages_sent"].get<uint64_t>(), kSent);
+    const int dst = b["dst_rank"].get<int>();
+    rows[b["point"].get<std::string>()].insert(dst);
+    if (dst < 0) {
+      EXPECT_EQ(b["messages"].get<double>(), kIters);
+      continue;
+    }
+    EXPECT_EQ(b["messages_received"].get<uint64_t>(), kSent);
+    EXPECT_EQ(b["messages_lost"].get<uint64_t>(), 0u);
+    EXPECT_EQ(b["warmup_received"].get<uint64_t>(), kWarmup);
+    EXPECT_EQ(b["messages"].get<double>(), kIters - 1);
+    EXPECT_TRUE(b["latency_measured"].get<bool>());
+    EXPECT_GT(b["lat_p50_us"].get<double>(), 0);
+    EXPECT_EQ(b["latency_before_send"].get<uint64_t>(), 0u);  // one clock: never before its send
+    EXPECT_NE(b.value("label", "").find("one host's clock"), std::string::npos);
+  }
+  ASSERT_EQ(rows.size(), 4u) << both(o);
+  for (const auto& [point, dsts] : rows) EXPECT_EQ(dsts, (std::set<int>{-1, 1})) << point;
+
+  // Another group: one line, exit 2, before anything is sent.
+  o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.12", "-n", "5", "-o",
+           dir + "/other.json"},
+          60s);
+  EXPECT_EQ(o.code, 2) << both(o);
+  EXPECT_NE(o.err.find("receives multicast group 239.255.82.11, not 239.255.82.12"), std::string::npos) << both(o);
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << both(o);
+}
+
+TEST(MulticastClient, AServerThatJoinedNoneIsNamed) {
+  REQUIRE_DEVICE();
+  std::unique_ptr<Process> server;
+  const std::string port = start_server(&server, RDMASWEEP_BIN, 120s);
+  ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.13", "-n", "5", "-o",
+                   make_temp_dir("rdmasweep-mc") + "/mc.json"},
+                  60s);
+  EXPECT_EQ(o.code, 2) << both(o);
+  EXPECT_NE(o.err.find("receives no multicast: start it with `rdmasweep server --join 239.255.82.13`"), std::string::npos)
+      << both(o);
 }
 
 }  // namespace

@@ -7,6 +7,14 @@ from _util import PNG_SIGNATURE, TempDirCase, load, read_image, run_tool, save
 
 
 class MeshHeatmap(TempDirCase):
+    def render(self, doc, name):
+        """tools/plot on `doc`: the first heatmap's file name and image."""
+        out = os.path.join(self.tmp, name)
+        r = run_tool("plot", save(doc, os.path.join(self.tmp, name + ".json")), "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        png = sorted(f for f in os.listdir(out) if f.endswith(".png"))[0]
+        return png, read_image(os.path.join(out, png))
+
     def test_pairs_run_gives_one_heatmap_per_point(self):
         # tests/tools/data/mesh-pairs.json: a real 3-rank `pairs` run on rxe (2 points).
         doc = load("mesh-pairs.json")
@@ -41,12 +49,9 @@ class MeshHeatmap(TempDirCase):
         # In a latency point the cell is the flow's p50: changing it changes the
         # picture, changing its Gb/s does not.
         def render(doc, name):
-            out = os.path.join(self.tmp, name)
-            r = run_tool("plot", save(doc, os.path.join(self.tmp, name + ".json")), "--out", out)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            png = sorted(f for f in os.listdir(out) if f.endswith(".png"))[0]
+            png, img = self.render(doc, name)
             self.assertIn("_lat_", png)
-            return read_image(os.path.join(out, png)).tobytes()
+            return img.tobytes()
 
         doc = load("mesh-pairs.json")
         point = doc["benchmarks"][0]["point"]
@@ -62,11 +67,7 @@ class MeshHeatmap(TempDirCase):
         # A flow with repetitions is drawn at its median: the median of its runs, or its
         # _median aggregate when there is one; the other aggregates (cv!) are not drawn.
         def render(doc, name):
-            out = os.path.join(self.tmp, name)
-            r = run_tool("plot", save(doc, os.path.join(self.tmp, name + ".json")), "--out", out)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            png = sorted(f for f in os.listdir(out) if f.endswith(".png"))[0]
-            img = read_image(os.path.join(out, png))
+            img = self.render(doc, name)[1]
             return img.shape, img.tobytes()
 
         def with_first_flow(entries):
