@@ -12,13 +12,13 @@
 
 namespace rdmasweep {
 
-namespace {
-
-uint64_t mono_ns() {
+uint64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
+
+namespace {
 
 // A datagram's first kMcastHeaderBytes (the rest of the payload is left as it is).
 struct Header {
@@ -123,11 +123,11 @@ McastSent McastEnd::send(const TestConfig& c, uint32_t tag, const std::atomic<bo
   while (done < total && !stop.load(std::memory_order_relaxed)) {
     while (posted < total && posted - done < depth) {
       if (posted == warmup) {
-        t0 = mono_ns();
+        t0 = monotonic_ns();
         cpu0 = loop_cpu_seconds();
       }
       char* p = mr_.data() + (posted % slots_) * slot_bytes_;
-      const Header h{tag, static_cast<uint32_t>(posted), mono_ns()};
+      const Header h{tag, static_cast<uint32_t>(posted), monotonic_ns()};
       std::memcpy(p, &h, sizeof h);
       sge.addr = reinterpret_cast<uintptr_t>(p);
       wr.wr_id = posted + 1;  // a completion says every datagram up to it was sent
@@ -152,7 +152,7 @@ McastSent McastEnd::send(const TestConfig& c, uint32_t tag, const std::atomic<bo
   out.sent = done;
   out.measured = done > warmup ? done - warmup : 0;
   if (t0 != 0) {
-    out.seconds = static_cast<double>(mono_ns() - t0) / 1e9;
+    out.seconds = static_cast<double>(monotonic_ns() - t0) / 1e9;
     out.cpu_seconds = loop_cpu_seconds() - cpu0;
   }
   return out;
@@ -172,7 +172,7 @@ McastReceived McastEnd::receive(const TestConfig& c, uint32_t tag, const std::at
   while (!stop.load(std::memory_order_relaxed)) {
     const int n = ibv_poll_cq(cq_.get(), 16, wc);
     if (n < 0) throw verbs::Error("ibv_poll_cq(multicast receiver) failed");
-    const uint64_t now_ns = n > 0 ? mono_ns() : 0;
+    const uint64_t now_ns = n > 0 ? monotonic_ns() : 0;
     for (int i = 0; i < n; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) throw verbs::Error(verbs::completion_error(wc[i], 0, "multicast RECV"));
       const uint32_t slot = static_cast<uint32_t>(wc[i].wr_id);

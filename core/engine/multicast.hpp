@@ -28,6 +28,9 @@
 
 namespace rdmasweep {
 
+// CLOCK_MONOTONIC in ns: what each datagram carries as its send time.
+uint64_t monotonic_ns();
+
 // The address RDMA-CM binds the join to: the one in this GID (IPv4-mapped or IPv6).
 sockaddr_storage gid_address(const ibv_gid& gid);
 

@@ -1,25 +1,16 @@
 #include "core/point/multicast_session.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <limits>
 #include <string>
 #include <thread>
 
-#include "core/point/point_checks.hpp"
 #include "core/results/records.hpp"
 
 namespace rdmasweep {
 
 using control::MsgType;
-
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 ClockOffset offset_from_probes(const std::vector<std::array<uint64_t, 3>>& samples) {
   ClockOffset best;

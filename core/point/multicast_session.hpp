@@ -17,10 +17,8 @@
 
 namespace rdmasweep {
 
-// CLOCK_MONOTONIC in ns: what the datagrams carry, and what PROBE reads.
-uint64_t monotonic_ns();
-
-// The server's clock minus the client's, from PROBE round trips as NTP does: each
+// The server's clock minus the client's (monotonic_ns(), as the datagrams carry),
+// from PROBE round trips as NTP does: each
 // sample (t1 sent, t2 the server's clock, t4 received) says offset = t2 - (t1 + t4) / 2,
 // wrong by at most half its round trip; the sample with the shortest round trip is
 // kept, and half that round trip is the uncertainty.
