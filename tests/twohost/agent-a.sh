@@ -29,6 +29,7 @@ while :; do
     clear) tc qdisc del dev "$dev" root 2>/dev/null; ip link set "$dev" mtu 1500 ;;
     mtu) ip link set "$dev" mtu "$args" ;;
     bigloss) "$(dirname "$0")/bigloss.sh" "$dev" "$args" ;;
+    linkstate) "$(dirname "$0")/linkstate.sh" "$dev" "$args" ;;
   esac
   echo "$?" >"$dir/ack.$n"
   n=$((n + 1))

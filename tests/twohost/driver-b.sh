@@ -17,7 +17,17 @@ if [[ $provider == siw ]]; then iwarp=1 tr=(--transport iWARP) counters=(); fi
 fails=0 req=0
 ok() { echo "ok $1"; }
 skip() { echo "skip $1 on $provider: $2"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); link_after_failure; }
+# After a failure, once: if a no longer answers ping, the link (or a VM) is dead, not
+# rdmasweep; both hosts print their NIC's counters and the kernel's last words.
+link_checked=0
+link_after_failure() {
+  ((link_checked)) && return
+  ping -c 2 -W 2 -q "$a" >/dev/null 2>&1 && return
+  link_checked=1
+  "$here/linkstate.sh" "$RXE_LAB_NETDEV" "$a"
+  ask linkstate "$b"
+}
 # A bounded wait for a condition, polled: never a fixed sleep standing in for one.
 wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
 # ask WHAT [ARGS]: host a carries it out; returns once it is done.
