@@ -13,8 +13,9 @@
 // none of which needs MPI, then it execs the rdmasweep-mesh program, which links MPI
 // (bench/mesh/main.cpp; each rank runs bench/mesh/ranks.cpp), so that no other
 // command pays for loading MPI's libraries. The parts live in bench/mesh/ (namespace
-// mesh_detail, private to mesh): options.* (the command line), schedule.* (which
-// flows run together, MPI-free), plan.* (--plan: a run's size without MPI or a
+// mesh_detail, private to mesh): options.* (the command line), launch.* (--hosts:
+// mpirun started here once every host answers ssh), schedule.* (which flows run
+// together, MPI-free), plan.* (--plan: a run's size without MPI or a
 // device), world.* (the MPI collectives), phase.* (the flows of one phase),
 // report.* (rank 0's entries, table and files).
 #include <unistd.h>
@@ -31,6 +32,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
+#include "bench/mesh/launch.hpp"
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/plan.hpp"
 #include "core/config/config.hpp"
@@ -61,17 +63,40 @@ static int print_plan(int argc, char** argv) {
 }
 
 #ifdef RDMASWEEP_HAVE_MPI
+static std::string self_exe() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  return n > 0 ? std::string(exe, static_cast<size_t>(n)) : "";
+}
+
 // The program that runs the ranks: beside this one (a build tree, or bin/ of an
 // install), else in <prefix>/libexec/rdmasweep (the package); "" when there is none.
 static std::string mesh_program() {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "";
-  std::string dir(exe, static_cast<size_t>(n));
+  std::string dir = self_exe();
+  if (dir.empty()) return "";
   dir.erase(dir.rfind('/'));
   for (const char* rel : {"/rdmasweep-mesh", "/../libexec/rdmasweep/rdmasweep-mesh"})
     if (::access((dir + rel).c_str(), X_OK) == 0) return dir + rel;
   return "";
+}
+
+// --hosts: every host answers ssh, or one line each and nothing starts; then mpirun
+// starts `rdmasweep mesh` (without --hosts) on them.
+static int launch_on_hosts(const std::string& list, int argc, char** argv) {
+  if (mesh_detail::under_mpi_launcher())
+    throw cli::UsageError("--hosts starts mpirun itself: drop it when mpirun or srun starts rdmasweep mesh");
+  const std::vector<mesh_detail::HostSlots> hosts = mesh_detail::parse_hosts(list);
+  const std::vector<std::string> unreachable = mesh_detail::unreachable_hosts(hosts, 5);
+  for (const std::string& line : unreachable) std::fprintf(stderr, "rdmasweep mesh: %s\n", line.c_str());
+  if (!unreachable.empty()) return kFailed;
+  std::vector<std::string> cmd = mesh_detail::mpirun_argv(hosts, self_exe(), mesh_detail::without_hosts(argc, argv));
+  std::vector<char*> args;
+  for (std::string& a : cmd) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execvp("mpirun", args.data());
+  throw std::runtime_error(std::string("--hosts: cannot run mpirun: ") + std::strerror(errno) +
+                           " (apt-get install openmpi-bin, or start the ranks with your own launcher)");
 }
 #endif
 
@@ -90,7 +115,8 @@ int mesh_main(int argc, char** argv) {
   std::fprintf(stderr, "rdmasweep mesh: this rdmasweep was built without MPI (install libopenmpi-dev and rebuild)\n");
   return kUsage;
 #else
-  mesh_detail::parse_mesh(argc, argv, &help, true);  // a bad option or sweep: one line, before MPI starts
+  const mesh_detail::MeshOptions o = mesh_detail::parse_mesh(argc, argv, &help, true);  // a bad option: one line
+  if (!o.hosts.empty()) return launch_on_hosts(o.hosts, argc, argv);
   const std::string program = mesh_program();
   if (program.empty())
     throw std::runtime_error("rdmasweep-mesh (rdmasweep's MPI part) is neither beside rdmasweep nor in "

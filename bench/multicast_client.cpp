@@ -29,8 +29,6 @@ namespace {
 using control::MsgType;
 using nlohmann::json;
 
-constexpr uint32_t kProbeRounds = 16;
-
 struct Receiver {
   std::string address;  // as given in HOST
   std::unique_ptr<ClientSession> session;
@@ -39,13 +37,7 @@ struct Receiver {
   bool latency() const { return same_host || clock.known; }
   control::Channel& ch() { return session->channel(); }
   const control::Hello& hello() const { return session->server(); }
-  std::string latency_kind() const {
-    if (same_host) return "one-way (send to arrival, one host's clock)";
-    char b[160];
-    std::snprintf(b, sizeof b, "one-way (send to arrival, clocks aligned by an estimated offset, +-%.1f us)",
-                  static_cast<double>(clock.uncertainty_ns) / 1e3);
-    return b;
-  }
+  std::string latency_kind() const { return mcast_latency_kind(same_host, clock); }
 };
 
 std::vector<std::string> split_hosts(const std::string& s) {

@@ -2,6 +2,7 @@
 #include "bench/mesh/multicast.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "bench/mesh/report.hpp"
 #include "core/config/knobs.hpp"
 #include "core/engine/multicast.hpp"
+#include "core/point/multicast_session.hpp"
 #include "core/results/model.hpp"
 #include "core/results/records.hpp"
 
@@ -53,9 +55,51 @@ json send_point(McastEnd& end, const TestConfig& c, uint32_t tag, int ranks) {
   return out;
 }
 
-// A receiver: what arrived of the point, until rank 0's count says it is all there.
-json receive_point(McastEnd& end, const TestConfig& c, uint32_t tag, const World& w, bool same_clock) {
-  McastReception reception(end, c, tag, same_clock);
+// The clock offset of each receiver on another host from rank 0's, as the client
+// estimates a server's (core/point/multicast_session.hpp), over MPI: rank 0 sends
+// kProbeRounds timestamps to each in turn, each answers with its clock, and rank 0
+// tells it the estimate. On rank 0 every receiver's; on a receiver, its own at
+// [rank]. A receiver on rank 0's host shares its clock: no estimate.
+std::vector<ClockOffset> estimate_offsets(const McastRun& run) {
+  const World& w = run.w;
+  std::vector<ClockOffset> clocks(static_cast<size_t>(w.size));
+  auto one = [&](int from, const std::function<void(const std::string&)>& got) {
+    if (!receive_from({from}, kTagProbe, [&](int, const std::string& m) { got(m); }).empty())
+      throw RanksGone({from}, describe_ranks({from}, run.hosts) + " stopped answering while its clock was probed");
+  };
+  for (int r = 1; r < w.size; ++r) {
+    if (run.hosts[static_cast<size_t>(r)] == run.hosts[0] || (w.rank != 0 && w.rank != r)) continue;
+    ClockOffset& clock = clocks[static_cast<size_t>(r)];
+    if (w.rank == r) {
+      for (uint32_t i = 0; i < kProbeRounds; ++i)
+        one(0, [&](const std::string&) { send_to(0, kTagProbe, std::to_string(monotonic_ns())); });
+      one(0, [&](const std::string& m) {
+        const json j = json::parse(m);
+        clock = ClockOffset{j["known"], j["offset_ns"], j["uncertainty_ns"], kProbeRounds};
+      });
+      continue;
+    }
+    std::vector<std::array<uint64_t, 3>> samples;
+    for (uint32_t i = 0; i < kProbeRounds; ++i) {
+      const uint64_t t1 = monotonic_ns();
+      send_to(r, kTagProbe, "");
+      uint64_t t2 = 0;
+      one(r, [&](const std::string& m) { t2 = std::stoull(m); });
+      samples.push_back({t1, t2, monotonic_ns()});
+    }
+    clock = offset_from_probes(samples);
+    send_to(r, kTagProbe,
+            json{{"known", clock.known}, {"offset_ns", clock.offset_ns}, {"uncertainty_ns", clock.uncertainty_ns}}.dump());
+  }
+  return clocks;
+}
+
+// A receiver: what arrived of the point, until rank 0's count says it is all there;
+// one-way latency recorded when it shares rank 0's clock or has an offset from it.
+json receive_point(McastEnd& end, const TestConfig& c, uint32_t tag, const World& w, bool same_host,
+                   const ClockOffset& clock) {
+  const bool latency = same_host || clock.known;
+  McastReception reception(end, c, tag, latency, same_host ? 0 : clock.offset_ns);
   const std::set<int> gone = receive_from(
       {0}, kTagMcastSent, [&](int, const std::string& m) { reception.expect(json::parse(m)["sent"].get<uint64_t>()); },
       [&] { if (g_interrupted.load()) reception.stop(); });
@@ -64,7 +108,7 @@ json receive_point(McastEnd& end, const TestConfig& c, uint32_t tag, const World
   const std::string& err = reception.error();
   if (!gone.empty()) throw RanksGone({0}, "rank 0 stopped answering during a multicast point");
   if (!err.empty()) return {{"error", "rank " + std::to_string(w.rank) + ": " + err}};
-  return control::to_json(mcast_arrived(got, same_clock));
+  return control::to_json(mcast_arrived(got, latency));
 }
 
 json sender_entry(const McastRun& run, const TestConfig& c, EntryPos& at, const json& s) {
@@ -81,8 +125,9 @@ json sender_entry(const McastRun& run, const TestConfig& c, EntryPos& at, const 
 }
 
 // One receiver's row; `hist` gets its latency record when it has one.
-json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int r, const json& s, const json* got,
-                    json& hist) {
+json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int r, const ClockOffset& clock,
+                    const json& s, const json* got, json& hist) {
+  const bool same_host = run.hosts[static_cast<size_t>(r)] == run.hosts[0];
   json b = base_entry(bench_name(Pattern::Multicast, c, "src:0/dst:" + std::to_string(r)), at, c);
   if (got == nullptr) {
     mark_failed(b, describe_ranks({r}, run.hosts) + " stopped answering during this point");
@@ -90,7 +135,13 @@ json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int 
     mark_failed(b, got->contains("error") ? (*got)["error"] : s["error"]);
   } else {
     hist = add_mcast_receiver(b, c, s["sent"].get<uint64_t>(), control::mcast_arrived_from_json(*got),
-                              "one-way (send to arrival)");
+                              mcast_latency_kind(same_host, clock));
+  }
+  if (!same_host && clock.known) {
+    b["clock_offset_us"] = static_cast<double>(clock.offset_ns) / 1e3;
+    b["clock_offset_uncertainty_us"] = static_cast<double>(clock.uncertainty_ns) / 1e3;
+  } else if (!same_host) {
+    b["clock_offset"] = "no estimate: no probe came back as a round trip; one-way latency not measured";
   }
   b["group"] = run.o.group;
   b["src_rank"] = 0;
@@ -102,12 +153,14 @@ json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int 
 }
 
 // One repetition of one point on every rank; rank 0 returns its entries.
-std::vector<json> run_once(const McastRun& run, McastEnd& end, const TestConfig& c, uint32_t tag, EntryPos& at) {
+std::vector<json> run_once(const McastRun& run, McastEnd& end, const std::vector<ClockOffset>& clocks,
+                           const TestConfig& c, uint32_t tag, EntryPos& at) {
   const World& w = run.w;
   quiet_barrier();
   barrier();
   if (w.rank != 0) {
-    json mine = receive_point(end, c, tag, w, run.hosts[w.rank] == run.hosts[0]);
+    const size_t me = static_cast<size_t>(w.rank);
+    json mine = receive_point(end, c, tag, w, run.hosts[me] == run.hosts[0], clocks[me]);
     send_to(0, kTagResults, mine.dump());
     return {};
   }
@@ -122,7 +175,7 @@ std::vector<json> run_once(const McastRun& run, McastEnd& end, const TestConfig&
   for (int r = 1; r < w.size; ++r) {
     json hist;
     const json& g = got[static_cast<size_t>(r)];
-    entries.push_back(receiver_entry(run, c, at, r, s, g.is_null() ? nullptr : &g, hist));
+    entries.push_back(receiver_entry(run, c, at, r, clocks[static_cast<size_t>(r)], s, g.is_null() ? nullptr : &g, hist));
     run.report->add(entries.back(), hist);
   }
   if (!gone.empty()) {
@@ -146,13 +199,14 @@ bool run_multicast(const McastRun& run, const std::vector<TestConfig>& points, u
   }
   *setup_error = first_error(run.w, run.hosts, err);
   if (!setup_error->empty()) return true;
+  const std::vector<ClockOffset> clocks = estimate_offsets(run);
   uint32_t tag = 0;
   for (size_t pi = 0; pi < points.size(); ++pi) {
     std::vector<json> runs;
     EntryPos at;
     for (uint32_t rep = 0; rep < reps; ++rep) {
       at = EntryPos{pi, 0, rep, reps, 0};
-      std::vector<json> entries = run_once(run, *end, points[pi], ++tag, at);
+      std::vector<json> entries = run_once(run, *end, clocks, points[pi], ++tag, at);
       runs.insert(runs.end(), entries.begin(), entries.end());
       if (run.w.rank == 0) run.report->write(false);
       if (any_rank(g_interrupted.load())) return false;

@@ -1,8 +1,9 @@
 // `rdmasweep mesh --pattern multicast`: rank 0 sends UD datagrams to a group that
 // every other rank joined (core/engine/multicast.hpp); after each point rank 0 tells each
 // receiver how many it sent, each receiver says what arrived, and rank 0 reports the
-// sender's row and one row per receiver (received, lost, rates, and latency where
-// the receiver shares the sender's clock).
+// sender's row and one row per receiver (received, lost, rates, and one-way latency:
+// on the sender's host against one clock, on another against the receiver's clock
+// offset, estimated from MPI round trips before the first point).
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench/cli.hpp"
+#include "bench/mesh/launch.hpp"
 #include "core/engine/multicast.hpp"
 #include "core/measure/clock.hpp"
 
@@ -117,6 +118,7 @@ void finish_mesh(MeshOptions& m, MeshArgs& a, const po::variables_map& vm, bool 
   set_pattern(m, a.pattern, a.schedule);
   if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
   cli::multicast_group("--group", m.group);
+  if (!m.hosts.empty()) parse_hosts(m.hosts);  // a bad list: one line, before anything starts
   if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))
     throw cli::UsageError("--plan: " + std::to_string(m.plan) + " ranks is out of range 2..1048576");
   m.plan_json = vm.count("json") > 0;
@@ -140,8 +142,13 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   MeshArgs a;
   po::options_description fabric("Fabric (each rank opens its own; with mpirun's A : B syntax ranks may differ)");
   cli::add_fabric_options(fabric, m.fabric, m.timeout_s, a.fabric);
+  po::options_description launch("Launch");
+  launch.add_options()
+    ("hosts", po::value(&m.hosts), "HOST[:RANKS],...: start the ranks with mpirun on these hosts (one rank each "
+                                   "unless :RANKS, placed host by host in turn), once every host has answered ssh; "
+                                   "a host that does not is one line, and nothing starts");
   po::options_description all;
-  all.add(fabric).add(workload_options(m, a)).add(output_options(m));
+  all.add(launch).add(fabric).add(workload_options(m, a)).add(output_options(m));
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
@@ -152,7 +159,8 @@ MeshOptions parse_mesh(int argc, char** argv, std::string* help_text, bool load_
   if (vm.count("help")) {
     m.help = true;
     *help_text = cli::render_help(
-        "usage: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all|multicast [options]\n"
+        "usage: rdmasweep mesh --hosts A,B,C --pattern pairs|incast|all-to-all|multicast [options]\n"
+        "   or: mpirun -np N rdmasweep mesh --pattern pairs|incast|all-to-all|multicast [options]\n"
         "Runs the sweep between N ranks (one per node on a cluster: mpirun --map-by ppr:1:node).\n"
         "MPI only starts the ranks and swaps connection data; all measured traffic is RDMA on our own QPs.",
         all);

@@ -35,6 +35,7 @@ struct MeshOptions {
   double interval = -1;        // --interval, as the client's (-1: 0.1 s in duration points)
   bool cap_to_cq = false;      // --cq-policy cap, against the smallest max_cqe of all ranks
   std::string group = kDefaultGroup;  // --pattern multicast: the group joined
+  std::string hosts;                  // --hosts: rdmasweep starts mpirun on these (launch.hpp)
   bool help = false;
 };
 

@@ -57,7 +57,7 @@ void receive_arrived(int tag, const std::function<void(int, const std::string&)>
 void wait_until(const std::function<bool()>& done, const std::function<void()>& idle = nullptr);
 
 // kTagFlow: the point protocol between a flow's two ends (bench/mesh/flow_link.hpp).
-constexpr int kTagFlow = 11, kTagResults = 12, kTagMcastSent = 13;
+constexpr int kTagFlow = 11, kTagResults = 12, kTagMcastSent = 13, kTagProbe = 14;
 
 // Every rank's string, in rank order, on every rank.
 std::vector<std::string> allgather(const World& w, const std::string& mine);

@@ -1,6 +1,7 @@
 #include "core/point/multicast_session.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <limits>
 #include <string>
@@ -27,6 +28,14 @@ ClockOffset offset_from_probes(const std::vector<std::array<uint64_t, 3>>& sampl
   }
   best.rounds = static_cast<uint32_t>(samples.size());
   return best;
+}
+
+std::string mcast_latency_kind(bool same_host, const ClockOffset& clock) {
+  if (same_host) return "one-way (send to arrival, one host's clock)";
+  char b[160];
+  std::snprintf(b, sizeof b, "one-way (send to arrival, clocks aligned by an estimated offset, +-%.1f us)",
+                static_cast<double>(clock.uncertainty_ns) / 1e3);
+  return b;
 }
 
 ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::chrono::milliseconds timeout) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/control/channel.hpp"
@@ -28,7 +29,11 @@ struct ClockOffset {
   int64_t uncertainty_ns = 0;
   uint32_t rounds = 0;
 };
+// Round trips a receiver's offset is estimated from (client/server and mesh alike).
+constexpr uint32_t kProbeRounds = 16;
 ClockOffset offset_from_probes(const std::vector<std::array<uint64_t, 3>>& samples);
+// A receiver row's latency label: one clock, or clocks aligned by `clock` (+- its uncertainty).
+std::string mcast_latency_kind(bool same_host, const ClockOffset& clock);
 // Sends `rounds` PROBEs one after another and estimates from their answers.
 ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::chrono::milliseconds timeout);
 

@@ -135,9 +135,15 @@ for b in entries:
             problems.append(f"{n}: sent {sent}, received {got}, lost {lost}; expected every one of them")
         if b.get("dst_host") != host_of[dst]:
             problems.append(f"{n}: dst_host {b.get('dst_host')!r}, rank {dst} is on {host_of[dst]}")
-        if b.get("latency_measured") != (host_of[dst] == host_of[0]):
-            problems.append(f"{n}: latency_measured {b.get('latency_measured')} on {host_of[dst]} "
-                            f"(only a receiver on the sender's host shares its clock)")
+        same = host_of[dst] == host_of[0]
+        label = b.get("label", "")
+        if not b.get("latency_measured") or not b.get("lat_p50_us", 0) > 0:
+            problems.append(f"{n}: one-way latency not measured on {host_of[dst]}: {b.get('clock_offset', label)}")
+        elif same and "one host's clock" not in label:
+            problems.append(f"{n}: on the sender's host, but labelled {label!r}")
+        elif not same and ("estimated offset" not in label
+                           or not isinstance(b.get("clock_offset_uncertainty_us"), (int, float))):
+            problems.append(f"{n}: on {host_of[dst]}, not against an estimated clock offset: {label!r}")
         seen.setdefault(m["point"], set()).add((0, dst))
         continue
     src, dst = int(m["src"]), int(m["dst"])

@@ -26,6 +26,15 @@ mesh() {
   shift 3
   timeout -k 5 300 "${mpi[@]}" --host "$list" -np "$np" "$bin" mesh --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
 }
+# launch NAME HOSTLIST ARGS...: the same run started by `rdmasweep mesh --hosts`, which
+# asks each host over ssh, then runs mpirun itself; MPI's settings from the environment.
+mpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
+  OMPI_MCA_btl_tcp_if_include=192.0.2.0/24 OMPI_MCA_oob_tcp_if_include=192.0.2.0/24)
+launch() {
+  local name=$1 list=$2
+  shift 2
+  timeout -k 5 300 env "${mpi_env[@]}" "$bin" mesh --hosts "$list" --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
+}
 # expect RUN NAME STATUS CHECK-ARGS...: the run's exit and the check of its results
 expect() {
   local run=$1 name=$2 rc=$3 out
@@ -41,10 +50,11 @@ rc=0; mesh pairs $hosts 3 --pattern pairs --op write,send -s 4096 -n 100 --warmu
 expect pairs "pairs (matching), write and send, 3 hosts" $rc --hosts $hosts --iters 100 --counters
 rc=0; mesh sequential $hosts 3 --pattern pairs --schedule sequential --op read --mode bw,lat -s 4096 -n 100 --warmup 10 || rc=$?
 expect sequential "pairs (sequential), read, bw and lat, 3 hosts" $rc --hosts $hosts --iters 100 --counters
-for p in incast all-to-all; do
-  rc=0; mesh "$p" $hosts 3 --pattern "$p" --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
-  expect "$p" "$p, write and send, 3 hosts" $rc --pattern "$p" --hosts $hosts --iters 100 --counters
-done
+rc=0; mesh incast $hosts 3 --pattern incast --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
+expect incast "incast, write and send, 3 hosts" $rc --pattern incast --hosts $hosts --iters 100 --counters
+rc=0; launch all-to-all $hosts --pattern all-to-all --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
+expect all-to-all "all-to-all, write and send, 3 hosts, started by mesh --hosts" $rc --pattern all-to-all \
+  --hosts $hosts --iters 100 --counters
 rc=0; mesh multicast $hosts 3 --pattern multicast --mode bw,lat -s 64,1024 -n 50 --warmup 5 || rc=$?
 expect multicast "multicast from rxe-a to rxe-b and rxe-c" $rc --pattern multicast --hosts $hosts --iters 55
 
@@ -68,6 +78,20 @@ else
     printf '   %s\n' "${out//$'\n'/$'\n'   }"
   fi
 fi
+
+# 3b. A host that is down at launch (192.0.2.4: no VM has it): `mesh --hosts` says so in
+# one line, with ssh's reason, and starts nothing.
+unreachable() {
+  local rc=0 t0=$SECONDS lines
+  launch unreachable rxe-a,rxe-b,192.0.2.4 --pattern pairs -n 10 || rc=$?
+  lines=$(grep -c . "$dir/unreachable.log")
+  if ((rc != 1)); then fail "a host down at launch is one line" "exit $rc (1 expected): $(head -n 3 "$dir/unreachable.log" | tr '\n' ' ')"
+  elif ((lines != 1)) || ! grep -q "^rdmasweep mesh: cannot reach 192.0.2.4 over ssh: ssh: " "$dir/unreachable.log"; then
+    fail "a host down at launch is one line" "$lines line(s): $(head -n 3 "$dir/unreachable.log" | tr '\n' ' ')"
+  elif [[ -e $dir/unreachable.json ]]; then fail "a host down at launch is one line" "a results file was written: a rank ran"
+  else ok "a host down at launch is one line, after $((SECONDS - t0)) s: $(cut -c1-110 "$dir/unreachable.log")"; fi
+}
+unreachable
 
 # 4. A rank on another host stopped mid-phase (SIGSTOP): named with its host and the
 # flows it took down, the phase's other flows kept, the job ends non-zero.
