@@ -78,7 +78,7 @@ json make_context(const cli::ClientOptions& o, const LocalFabric& f, const std::
     json j = {{"index", i + 1},  {"address", r.address}, {"host", r.hello().host}, {"device", r.hello().device},
               {"gid", r.hello().gid}, {"kernel", r.hello().kernel}, {"same_host", r.same_host}};
     if (!r.latency()) {
-      j["clock_offset"] = "no estimate: no probe came back as a round trip; one-way latency not measured";
+      j["clock_offset"] = kNoOffsetEstimate;
     } else if (!r.same_host) {
       j["clock_offset_us"] = static_cast<double>(r.clock.offset_ns) / 1e3;
       j["clock_offset_uncertainty_us"] = static_cast<double>(r.clock.uncertainty_ns) / 1e3;

@@ -2,7 +2,6 @@
 #include "bench/mesh/multicast.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -55,39 +54,34 @@ json send_point(McastEnd& end, const TestConfig& c, uint32_t tag, int ranks) {
   return out;
 }
 
-// The clock offset of each receiver on another host from rank 0's, as the client
-// estimates a server's (core/point/multicast_session.hpp), over MPI: rank 0 sends
-// kProbeRounds timestamps to each in turn, each answers with its clock, and rank 0
-// tells it the estimate. On rank 0 every receiver's; on a receiver, its own at
-// [rank]. A receiver on rank 0's host shares its clock: no estimate.
+// The clock offset of each receiver on another host from rank 0's, estimated as the
+// client estimates a server's (core/point/multicast_session.hpp), the PROBEs carried
+// by MPI: rank 0 probes each in turn and tells it the estimate. On rank 0 every
+// receiver's; on a receiver, its own at [rank]. A receiver on rank 0's host shares
+// its clock: no estimate.
 std::vector<ClockOffset> estimate_offsets(const McastRun& run) {
   const World& w = run.w;
   std::vector<ClockOffset> clocks(static_cast<size_t>(w.size));
-  auto one = [&](int from, const std::function<void(const std::string&)>& got) {
-    if (!receive_from({from}, kTagProbe, [&](int, const std::string& m) { got(m); }).empty())
-      throw RanksGone({from}, describe_ranks({from}, run.hosts) + " stopped answering while its clock was probed");
+  auto from = [&](int r) {
+    std::string got;
+    if (!receive_from({r}, kTagProbe, [&](int, const std::string& m) { got = m; }).empty())
+      throw RanksGone({r}, describe_ranks({r}, run.hosts) + " stopped answering while its clock was probed");
+    return json::parse(got);
   };
   for (int r = 1; r < w.size; ++r) {
     if (run.hosts[static_cast<size_t>(r)] == run.hosts[0] || (w.rank != 0 && w.rank != r)) continue;
     ClockOffset& clock = clocks[static_cast<size_t>(r)];
     if (w.rank == r) {
       for (uint32_t i = 0; i < kProbeRounds; ++i)
-        one(0, [&](const std::string&) { send_to(0, kTagProbe, std::to_string(monotonic_ns())); });
-      one(0, [&](const std::string& m) {
-        const json j = json::parse(m);
-        clock = ClockOffset{j["known"], j["offset_ns"], j["uncertainty_ns"], kProbeRounds};
-      });
+        send_to(0, kTagProbe, control::to_json(answer_probe(control::probe_from_json(from(0)))).dump());
+      const json j = from(0);
+      clock = ClockOffset{j["known"], j["offset_ns"], j["uncertainty_ns"], kProbeRounds};
       continue;
     }
-    std::vector<std::array<uint64_t, 3>> samples;
-    for (uint32_t i = 0; i < kProbeRounds; ++i) {
-      const uint64_t t1 = monotonic_ns();
-      send_to(r, kTagProbe, "");
-      uint64_t t2 = 0;
-      one(r, [&](const std::string& m) { t2 = std::stoull(m); });
-      samples.push_back({t1, t2, monotonic_ns()});
-    }
-    clock = offset_from_probes(samples);
+    clock = estimate_clock_offset(kProbeRounds, [&](const control::Probe& p) {
+      send_to(r, kTagProbe, control::to_json(p).dump());
+      return control::probe_from_json(from(r));
+    });
     send_to(r, kTagProbe,
             json{{"known", clock.known}, {"offset_ns", clock.offset_ns}, {"uncertainty_ns", clock.uncertainty_ns}}.dump());
   }
@@ -141,7 +135,7 @@ json receiver_entry(const McastRun& run, const TestConfig& c, EntryPos& at, int 
     b["clock_offset_us"] = static_cast<double>(clock.offset_ns) / 1e3;
     b["clock_offset_uncertainty_us"] = static_cast<double>(clock.uncertainty_ns) / 1e3;
   } else if (!same_host) {
-    b["clock_offset"] = "no estimate: no probe came back as a round trip; one-way latency not measured";
+    b["clock_offset"] = kNoOffsetEstimate;
   }
   b["group"] = run.o.group;
   b["src_rank"] = 0;

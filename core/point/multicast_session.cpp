@@ -38,12 +38,11 @@ std::string mcast_latency_kind(bool same_host, const ClockOffset& clock) {
   return b;
 }
 
-ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::chrono::milliseconds timeout) {
+ClockOffset estimate_clock_offset(uint32_t rounds, const ProbeRoundTrip& round_trip) {
   std::vector<std::array<uint64_t, 3>> samples;
   for (uint32_t i = 0; i < rounds; ++i) {
     const uint64_t t1 = monotonic_ns();
-    ch.send(MsgType::Probe, control::to_json(control::Probe{t1, 0}));
-    const control::Probe back = control::probe_from_json(ch.expect(MsgType::Probe, timeout));
+    const control::Probe back = round_trip(control::Probe{t1, 0});
     const uint64_t t4 = monotonic_ns();
     if (back.t1 != t1) throw control::ProtocolError("PROBE answered out of order");
     samples.push_back({t1, back.t2, t4});
@@ -51,16 +50,23 @@ ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::ch
   return offset_from_probes(samples);
 }
 
+ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::chrono::milliseconds timeout) {
+  return estimate_clock_offset(rounds, [&](const control::Probe& p) {
+    ch.send(MsgType::Probe, control::to_json(p));
+    return control::probe_from_json(ch.expect(MsgType::Probe, timeout));
+  });
+}
+
+control::Probe answer_probe(control::Probe p) {
+  p.t2 = monotonic_ns();
+  return p;
+}
+
 McastReceiver::~McastReceiver() = default;
 
 bool McastReceiver::handle(control::Channel& ch, const control::Message& m) {
   switch (m.type) {
-    case MsgType::Probe: {
-      control::Probe p = control::probe_from_json(m.body);
-      p.t2 = monotonic_ns();
-      ch.send(MsgType::Probe, control::to_json(p));
-      return true;
-    }
+    case MsgType::Probe: ch.send(MsgType::Probe, control::to_json(answer_probe(control::probe_from_json(m.body)))); return true;
     case MsgType::McastStart: start(ch, control::mcast_start_from_json(m.body)); return true;
     case MsgType::McastPoint:
       if (!end_) throw control::ProtocolError("MCAST_POINT before MCAST_START");

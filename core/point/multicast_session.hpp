@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,8 +35,17 @@ constexpr uint32_t kProbeRounds = 16;
 ClockOffset offset_from_probes(const std::vector<std::array<uint64_t, 3>>& samples);
 // A receiver row's latency label: one clock, or clocks aligned by `clock` (+- its uncertainty).
 std::string mcast_latency_kind(bool same_host, const ClockOffset& clock);
+// What a receiver's row or context says when there is no estimate.
+constexpr const char* kNoOffsetEstimate =
+    "no estimate: no probe came back as a round trip; one-way latency not measured";
+// One PROBE to the receiver and its answer back, over whatever carries them.
+using ProbeRoundTrip = std::function<control::Probe(const control::Probe&)>;
 // Sends `rounds` PROBEs one after another and estimates from their answers.
+ClockOffset estimate_clock_offset(uint32_t rounds, const ProbeRoundTrip& round_trip);
+// The same over a control channel (client --multicast to a server's McastReceiver).
 ClockOffset estimate_clock_offset(control::Channel& ch, uint32_t rounds, std::chrono::milliseconds timeout);
+// The receiver's answer: the probe with this host's clock now as t2.
+control::Probe answer_probe(control::Probe p);
 
 // A server's side of --join, within its session with one client: answers PROBE, joins
 // the group on MCAST_START and receives each MCAST_POINT's datagrams until the
