@@ -269,11 +269,15 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   collect_results(w, flow_results(ends, setup, w, hosts, port), gathered);
   const std::set<int> gone = poll_liveness();
   if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone);
-  if (!gone.empty())
+  if (!gone.empty()) {
+    // A rank with no flow in this phase can be stopped while it waits: nothing failed.
+    const std::string touched = flows_touching(flows, gone);
     throw RanksGone(std::vector<int>(gone.begin(), gone.end()),
                     describe_ranks(std::vector<int>(gone.begin(), gone.end()), hosts) + " stopped answering in phase " +
-                        std::to_string(at.phase) + " of " + point_name(cfg) + ": flows " + flows_touching(flows, gone) +
-                        " failed; the phase's other flows kept their results");
+                        std::to_string(at.phase) + " of " + point_name(cfg) +
+                        (touched.empty() ? ": it had no flow in this phase, whose flows all kept their results"
+                                         : ": flows " + touched + " failed; the phase's other flows kept their results"));
+  }
   return keep_for_next(ends);
 }
 

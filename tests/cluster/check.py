@@ -97,8 +97,10 @@ if a.stopped is not None:
         problems.append(f"incomplete_reason does not name {who}: {ctx.get('incomplete_reason')!r}")
     failed = [b for b in entries if b.get("error_occurred")]
     # Stopped in a phase (its measurement or its setup), the phase's flows through it
-    # fail naming it; stopped between phases (in a collective) no flow was running.
-    between = "(no heartbeat for" in ctx.get("incomplete_reason", "")
+    # fail naming it; stopped between phases (in a collective), or in a phase where it
+    # had no flow, none was running through it.
+    reason = ctx.get("incomplete_reason", "")
+    between = "(no heartbeat for" in reason or "it had no flow in this phase" in reason
     if not failed and not between:
         problems.append("no failed flow")
     for b in failed:
