@@ -16,19 +16,44 @@ hy = tools_module("history")
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
 
 
+def quiet_lab_runs():
+    """Runs in the rxe lab VM with nothing else running: the 40 of
+    tests/tools/data/noise-lab and the 10 of history-lab before its hogs. A list
+    of (point, its runs: each run's repetitions of bytes_per_second)."""
+    sets = [(os.path.join(DATA, "noise-lab"), 40), (os.path.join(DATA, "history-lab"), 10)]
+    out = []
+    for src, quiet in sets:
+        names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))[:quiet]
+        points = {}
+        for name in names:
+            with gzip.open(os.path.join(src, name), "rt", encoding="utf-8") as f:
+                doc = json.load(f)
+            reps = {}
+            for e in doc["benchmarks"]:
+                if e.get("run_type") == "iteration":
+                    reps.setdefault(e["name"], []).append(e["bytes_per_second"])
+            for point, v in reps.items():
+                points.setdefault(point, []).append(v)
+        out += sorted(points.items())
+    return out
+
+
 def lab_noise():
-    """The spread of one run's repetitions in the lab: the median coefficient of
-    variation of the bandwidth points of the committed CI baseline (5 repetitions)."""
-    with open(os.path.join(ROOT, "reports", "baseline", "ci-perf.json"), encoding="utf-8") as f:
-        doc = json.load(f)
-    reps = {}
-    for e in doc["benchmarks"]:
-        if e.get("run_type") == "iteration" and "/bw/" in e["name"]:
-            reps.setdefault(e["name"], []).append(e["bytes_per_second"])
-    return statistics.median(statistics.stdev(v) / statistics.mean(v) for v in reps.values() if len(v) > 2)
+    """The lab's noise as it was measured, in two parts that the synthetic series
+    draw from: each quiet run's median over its point's median (a whole run faster
+    or slower: the host), and each repetition over its run's median (one
+    repetition off: a hiccup). Its tails are the lab's own; a normal law with the
+    same spread would put them everywhere instead."""
+    levels, reps = [], []
+    for _point, runs in quiet_lab_runs():
+        medians = [statistics.median(r) for r in runs]
+        mid = statistics.median(medians)
+        levels += [m / mid for m in medians]
+        reps += [v / m for r, m in zip(runs, medians) for v in r]
+    return levels, reps
 
 
-NOISE = lab_noise()
+RUN_LEVELS, REP_RATIOS = lab_noise()
 
 
 def series(runs, seed, reps=5, step_at=None, step=0.0, ramp=None):
@@ -41,53 +66,73 @@ def series(runs, seed, reps=5, step_at=None, step=0.0, ramp=None):
         level = 1 + step if step_at is not None and i >= step_at else 1.0
         if ramp and i >= ramp[0]:
             level *= 1 + ramp[1] * min(i - ramp[0] + 1, ramp[2])
-        out.append([level * (1 + r.gauss(0, NOISE)) for _ in range(reps)])
+        level *= r.choice(RUN_LEVELS)
+        out.append([level * r.choice(REP_RATIOS) for _ in range(reps)])
     return out
+
+
+def decided_by_the_data(runs, step_at, step, margin, around=2):
+    """Whether the runs next to a planted step (`around` on each side) show it: each
+    run's median on its own side of the midpoint between the two levels, by at least
+    `margin`. When the lab's noise moved one of them across, the data itself puts the
+    step a run or two away, and no method can place it at the planted run."""
+    mid = 1 + step / 2
+    for i in range(step_at - around, step_at + around):
+        above = (i >= step_at) == (step > 0)
+        if (statistics.median(runs[i]) - mid) * (1 if above else -1) < margin:
+            return False
+    return True
 
 
 class ChangePoints(unittest.TestCase):
     def test_the_noise_is_the_labs(self):
-        self.assertGreater(NOISE, 0.02)  # the baseline's repetitions do spread
+        # 50 quiet runs of 2 points, 5 repetitions each. Whole runs move by a few
+        # percent; most repetitions sit within 2% of their run, a few far below it.
+        self.assertEqual((len(RUN_LEVELS), len(REP_RATIOS)), (100, 500))
+        self.assertGreater(statistics.stdev(RUN_LEVELS), 0.01)
+        quartiles = statistics.quantiles(REP_RATIOS, n=4)
+        self.assertLess(quartiles[2] - quartiles[0], 0.02)
+        self.assertLess(min(REP_RATIOS), 0.7)
 
     def test_planted_steps_are_found_at_their_run(self):
-        # One change point each time, at run 20; within the noise a run next to a
-        # small step can look like either side: 50% exactly, 20% within a run, 10%
-        # within two.
-        for step, slack in ((-0.5, 0), (-0.2, 1), (-0.1, 2), (0.1, 2), (0.2, 1), (0.5, 0)):
-            for seed in range(5):
+        # 100 series of 40 runs for each step, planted at run 20. Where the runs next
+        # to the step show it (decided_by_the_data, with a tenth of the step to spare),
+        # there is a change point at run 20, every time. Where the lab's noise moved
+        # one of them to the other level's side, the data itself puts the step a run
+        # or two away: that happens at 10% (about 1 in 8 series, measured over 1000
+        # seeds), rarely at 20%, never at 50%, and such a series still has a change
+        # point within two runs. A second change point is a false alarm at the
+        # permutation test's rate (alpha 0.01 for each segment tried).
+        most_undecided = {0.1: 20, 0.2: 6, 0.5: 0}
+        for step in (-0.5, -0.2, -0.1, 0.1, 0.2, 0.5):
+            undecided, exact, extra = 0, 0, 0
+            for seed in range(100):
+                runs = series(40, seed, step_at=20, step=step)
+                cuts = [at for at, _ in hy.change_points(runs)]
                 with self.subTest(step=step, seed=seed):
-                    cuts = hy.change_points(series(40, seed, step_at=20, step=step))
-                    self.assertEqual(len(cuts), 1, cuts)
-                    self.assertLessEqual(abs(cuts[0][0] - 20), slack, cuts)
-
-    def test_placement_is_as_exact_as_the_data_allows(self):
-        # Why the slack above: at 10% in the lab's noise no estimator places every step
-        # exactly. The split that minimises the squared error (the most likely one for
-        # a shift of the mean) is the yardstick; over 200 seeds the energy split must
-        # land on the planted run as often (within 10 of 200), and mostly within a run of it.
-        def least_squares(runs):
-            def cost(k):
-                a, b = [v for r in runs[:k] for v in r], [v for r in runs[k:] for v in r]
-                return len(a) * len(b) / (len(a) + len(b)) * (statistics.fmean(a) - statistics.fmean(b)) ** 2
-            return max(range(1, len(runs)), key=cost)
-        for step in (-0.1, 0.1, 0.2):
+                    self.assertTrue(cuts and min(abs(at - 20) for at in cuts) <= 2, cuts)
+                    if decided_by_the_data(runs, 20, step, margin=abs(step) / 10):
+                        self.assertIn(20, cuts)
+                    else:
+                        undecided += 1
+                exact += 20 in cuts
+                extra += len(cuts) > 1
             with self.subTest(step=step):
-                found, best, near = 0, 0, 0
-                for seed in range(200):
-                    runs = series(40, 500 + seed, step_at=20, step=step)
-                    at = hy.best_split(runs, 0, random.Random(0))[0]
-                    found += at == 20
-                    near += abs(at - 20) <= 1
-                    best += least_squares(runs) == 20
-                self.assertGreaterEqual(found, best - 10, (found, best))
-                # Measured with these seeds: 10% 113-119 exact, 155-160 within a run; 20% 181, 195.
-                small = abs(step) < 0.2
-                self.assertGreaterEqual(found, 100 if small else 170, found)
-                self.assertGreaterEqual(near, 145 if small else 190, near)
+                self.assertLessEqual(undecided, most_undecided[abs(step)])
+                self.assertGreaterEqual(exact, 90 if abs(step) < 0.2 else 98)
+                self.assertLessEqual(extra, 3)
+
+    def test_a_hiccup_does_not_move_a_change_point(self):
+        # Seen in the lab's noise: two repetitions of the run before a 20% drop at
+        # half its level. The run's median is where it was, and so is the change point.
+        runs = series(40, 7, step_at=20, step=-0.2)
+        self.assertEqual([at for at, _ in hy.change_points(runs)], [20])
+        runs[19] = [1.0, 1.0, 1.0, 0.55, 0.66]
+        self.assertEqual([at for at, _ in hy.change_points(runs)], [20])
 
     def test_noise_alone_gives_no_change_point(self):
-        # 100 series of 50 runs (3 repetitions each): at most 5 with any change point.
-        noisy = [s for s in range(100) if hy.change_points(series(50, 1000 + s, reps=3))]
+        # 100 series of 50 runs (5 repetitions each): at most 5 with any change point.
+        noisy = [s for s in range(100) if hy.change_points(series(50, 1000 + s))]
         self.assertLessEqual(len(noisy), 5, noisy)
 
     def test_a_drift_of_two_percent_a_run_is_found_within_it(self):
@@ -102,6 +147,19 @@ class ChangePoints(unittest.TestCase):
         self.assertEqual(hy.change_points(runs), [])
         runs[-2] = [0.5] * 5
         self.assertEqual([at for at, _ in hy.change_points(runs)], [28])
+
+    def test_a_tie_with_a_shuffle_counts_against_the_split(self):
+        # Six runs, the last one odd: a third of the shuffles put the odd run at an
+        # end, and they separate the runs exactly as well. The p-value is that third,
+        # whatever the values; it once hung on how the sums happened to round.
+        r = random.Random(3)
+        for _ in range(20):
+            runs = [[0.75 * (1 + r.gauss(0, 0.03)) for _ in range(5)] for _ in range(5)]
+            runs.append([1 + r.gauss(0, 0.03) for _ in range(5)])
+            at, _, p = hy.best_split(runs, 199, random.Random(1))
+            self.assertEqual(at, 5)
+            self.assertGreater(p, 0.25)
+            self.assertEqual(hy.change_points(runs), [])
 
     def test_direction_names_regressions(self):
         drop = series(30, 3, step_at=15, step=-0.3)
@@ -125,10 +183,12 @@ def history_file(doc, run, device="rxe0", factor=1.0, seed=0):
     ctx["device"] = device
     ctx["git_revision"] = "0123456789ab"  # the tool's build: the same in every run
     ctx["labels"] = {"commit": f"{run:012x}", "run": str(run)}  # what CI said with --label
+    level = factor * r.choice(RUN_LEVELS)
     for e in doc["benchmarks"]:
         if e["name"] == BW_POINT:
+            rep = r.choice(REP_RATIOS)
             for m in ("bytes_per_second", "items_per_second"):
-                e[m] *= factor * (1 + r.gauss(0, NOISE))
+                e[m] *= level * rep
     return doc
 
 
@@ -212,12 +272,13 @@ class LabHistory(TempDirCase):
         r = run_tool("history", self.tmp, "--json", "--metrics", "bytes_per_second")
         self.assertEqual(r.returncode, 0, r.stderr)
         found = json.loads(r.stdout)
-        regressions = [(c["point"], c["run"], os.path.basename(c["file"])) for c in found if c["kind"] == "regression"]
-        self.assertEqual(regressions, [("write/bw/qps:1/size:4096/cq:4", 10, "run-11.json"),
-                                       ("write/bw/qps:4/size:4096/cq:16", 10, "run-11.json")])
+        # Both regressions at run 11, and nothing else: the 4-QP point's last run, where
+        # the hogs slowed it less, is one run and not a change point.
+        self.assertEqual([(c["point"], c["kind"], c["run"], os.path.basename(c["file"])) for c in found],
+                         [("write/bw/qps:1/size:4096/cq:4", "regression", 10, "run-11.json"),
+                          ("write/bw/qps:4/size:4096/cq:16", "regression", 10, "run-11.json")])
         for c in found:
-            if c["kind"] == "regression":
-                self.assertLess(c["ratio"], 0.7, c)
+            self.assertLess(c["ratio"], 0.7, c)
 
         # A chart per point (PNG and SVG), change points marked; one offline page over them.
         html = self.path("out/history.html")
@@ -236,7 +297,7 @@ class LabHistory(TempDirCase):
             text = f.read()
         self.assertEqual(text.count('src="data:image/png;base64,'), 2)
         self.assertIsNone(re.search(r'(src|href)="(https?:|//|file:)', text), "external resource in the page")
-        for needle in ("3 change point(s)", "run-11.json", "regression", "improvement", "762a323071e2"):
+        for needle in ("16 runs, 2 change point(s)", "run-11.json", "regression", "762a323071e2"):
             self.assertIn(needle, text)
         self.assert_renders(html)
 
