@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -103,13 +104,23 @@ Ends ends_of(const std::vector<Flow>& flows, int rank) {
   return ends;
 }
 
-// "2->0, 1->2": the flows of `flows` with an end on one of `ranks`.
-std::string flows_touching(const std::vector<Flow>& flows, const std::set<int>& ranks) {
-  std::string out;
-  for (const Flow& f : flows)
-    if (ranks.count(f.src) || ranks.count(f.dst))
-      out += (out.empty() ? "" : ", ") + std::to_string(f.src) + "->" + std::to_string(f.dst);
-  return out;
+// The end of the reason rank 0 writes when `gone` stopped answering in a phase,
+// from the phase's entries: which flows through them failed. A rank can stop right
+// after its flows' results came back, or in a phase where it has none.
+std::string stop_cost(const std::vector<json>& phase_entries, const std::set<int>& gone) {
+  std::string failed;
+  bool touched = false;
+  for (const json& b : phase_entries) {
+    if (!b.contains("src_rank") || !b.contains("dst_rank")) continue;  // the phase's total
+    const int src = b["src_rank"].get<int>(), dst = b["dst_rank"].get<int>();
+    if (!gone.count(src) && !gone.count(dst)) continue;
+    touched = true;
+    if (b.value("error_occurred", false))
+      failed += (failed.empty() ? "" : ", ") + std::to_string(src) + "->" + std::to_string(dst);
+  }
+  if (!touched) return ": it had no flow in this phase, whose flows all kept their results";
+  if (failed.empty()) return ": after its flows' results came back; every flow of the phase kept its results";
+  return ": flows " + failed + " failed; the phase's other flows kept their results";
 }
 
 // Runs body(end) for every end at once, each on a thread of its own, while this
@@ -268,15 +279,15 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   std::vector<std::string> gathered;
   collect_results(w, flow_results(ends, setup, w, hosts, port), gathered);
   const std::set<int> gone = poll_liveness();
+  const size_t before = point_entries.size();
   if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone);
   if (!gone.empty()) {
-    // A rank with no flow in this phase can be stopped while it waits: nothing failed.
-    const std::string touched = flows_touching(flows, gone);
+    // Only rank 0 writes the reason, and only it has the phase's entries.
+    const std::vector<json> phase_entries(point_entries.begin() + static_cast<std::ptrdiff_t>(before),
+                                          point_entries.end());
     throw RanksGone(std::vector<int>(gone.begin(), gone.end()),
                     describe_ranks(std::vector<int>(gone.begin(), gone.end()), hosts) + " stopped answering in phase " +
-                        std::to_string(at.phase) + " of " + point_name(cfg) +
-                        (touched.empty() ? ": it had no flow in this phase, whose flows all kept their results"
-                                         : ": flows " + touched + " failed; the phase's other flows kept their results"));
+                        std::to_string(at.phase) + " of " + point_name(cfg) + stop_cost(phase_entries, gone));
   }
   return keep_for_next(ends);
 }

@@ -97,10 +97,11 @@ if a.stopped is not None:
         problems.append(f"incomplete_reason does not name {who}: {ctx.get('incomplete_reason')!r}")
     failed = [b for b in entries if b.get("error_occurred")]
     # Stopped in a phase (its measurement or its setup), the phase's flows through it
-    # fail naming it; stopped between phases (in a collective), or in a phase where it
-    # had no flow, none was running through it.
+    # fail naming it; stopped between phases (in a collective), in a phase where it
+    # had no flow, or right after its flows' results came back, none failed.
     reason = ctx.get("incomplete_reason", "")
-    between = "(no heartbeat for" in reason or "it had no flow in this phase" in reason
+    between = any(s in reason for s in ("(no heartbeat for", "it had no flow in this phase",
+                                        "every flow of the phase kept its results"))
     if not failed and not between:
         problems.append("no failed flow")
     for b in failed:

@@ -401,6 +401,15 @@ TEST(Mesh, StoppedRankIsNamedWithItsFlowsAndTheJobEnds) {
     failed_phase = b["phase"];
   }
   ASSERT_GE(failed_phase, 1) << "no failed flow";
+  // Mid-measurement, the reason names exactly the flows that failed.
+  if (mid_measurement) {
+    std::string named;
+    for (const json& b : doc["benchmarks"])
+      if (b.value("error_occurred", false))
+        named += (named.empty() ? "" : ", ") + std::to_string(b["src_rank"].get<int>()) + "->" +
+                 std::to_string(b["dst_rank"].get<int>());
+    EXPECT_NE(reason.find(": flows " + named + " failed;"), std::string::npos) << reason;
+  }
   // The failed phase's other flow: its results when the stop came mid-measurement.
   size_t in_phase = 0;
   for (const json& b : doc["benchmarks"]) {
