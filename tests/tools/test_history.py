@@ -246,6 +246,13 @@ class HistoryFiles(TempDirCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(len(os.listdir(clean)), 15)
 
+        # The directory first works too: --gate DIR NEW.json (the slowdown's first run
+        # is now the fourth newest).
+        slow = save(history_file(self.demo, 15, factor=0.6), self.path("slow.json"))
+        r = run_tool("history", "--gate", self.dir, slow, "--metrics", "bytes_per_second", "--recent", "4")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(len(os.listdir(self.dir)), 16)
+
         for args in (("--gate", ok, self.path("missing")), (self.path("missing"),), ("--alpha", "2", clean)):
             with self.subTest(args=args):
                 r = run_tool("history", *args)
