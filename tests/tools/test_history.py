@@ -266,16 +266,63 @@ class HistoryFiles(TempDirCase):
         self.assertEqual(len(os.listdir(clean)), 15)  # nothing copied
 
 
+def unpack(name, dest, first=None, last=None):
+    """tests/tools/data/NAME's gzipped runs, numbered from 1, first to last of them,
+    unpacked into dest; their paths."""
+    src = os.path.join(DATA, name)
+    names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))
+    out = []
+    for n in names[(first or 1) - 1:last]:
+        with gzip.open(os.path.join(src, n), "rb") as f, open(os.path.join(dest, n[:-3]), "wb") as g:
+            g.write(f.read())
+        out.append(os.path.join(dest, n[:-3]))
+    return out
+
+
+class MtuHistory(TempDirCase):
+    """A real history (tests/tools/data/mtu-lab, docs/charts.md): 24 runs of the CI
+    sweep in the rxe lab VM, the lab's MTU lowered from run 17 on (rxe's active MTU
+    512 instead of 1024): the 4 KiB points slow down, the 64 B points do not."""
+
+    def test_the_slowdown_is_found_at_its_run_in_every_4k_point_only(self):
+        unpack("mtu-lab", self.tmp)
+        r = run_tool("history", self.tmp, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        found = json.loads(r.stdout)
+        regressions = [c for c in found if c["kind"] == "regression"]
+        self.assertEqual({c["point"] for c in regressions},
+                         {"write/bw/qps:1/size:4096/cq:4", "write/bw/qps:4/size:4096/cq:16",
+                          "send/lat/qps:1/size:4096/cq:516", "send/lat/qps:4/size:4096/cq:2064"})
+        self.assertEqual({(c["run"], os.path.basename(c["file"])) for c in regressions}, {(16, "run-17.json")})
+        by = {(c["point"], c["metric"]): c for c in regressions}
+        for point in ("write/bw/qps:1/size:4096/cq:4", "write/bw/qps:4/size:4096/cq:16"):
+            self.assertLess(by[(point, "bytes_per_second")]["ratio"], 0.8)
+        for point in ("send/lat/qps:1/size:4096/cq:516", "send/lat/qps:4/size:4096/cq:2064"):
+            self.assertGreater(by[(point, "lat_p50_us")]["ratio"], 1.3)
+
+    def test_the_gate_fails_once_the_slowdown_is_three_runs_old(self):
+        # Run by run, as CI would: 2 slowed runs of 18 cannot be told from chance
+        # (2 / C(18, 2) > 0.01), 3 of 19 can; after that the change point is older
+        # than the newest 3 runs, and the gate passes again.
+        history = self.path("history")
+        os.mkdir(history)
+        unpack("mtu-lab", history, last=16)
+        new = self.path("new")
+        os.mkdir(new)
+        codes = []
+        for path in unpack("mtu-lab", new, first=17, last=20):
+            r = run_tool("history", "--gate", history, path, "--metrics", "bytes_per_second,lat_p50_us")
+            codes.append(r.returncode)
+        self.assertEqual(codes, [0, 0, 1, 0])
+
+
 class LabHistory(TempDirCase):
     """A real history (tests/tools/data/history-lab, docs/charts.md): 16 runs of WRITE
     bandwidth, 1 and 4 QPs of 4 KiB, 5 repetitions each, in the rxe lab VM; runs 11
     to 16 with two CPU hogs beside the client and server."""
 
     def test_the_hogs_are_found_where_they_started(self):
-        src = os.path.join(DATA, "history-lab")
-        for name in (n for n in os.listdir(src) if n.endswith(".json.gz")):
-            with gzip.open(os.path.join(src, name), "rb") as f, open(self.path(name[:-3]), "wb") as g:
-                g.write(f.read())
+        unpack("history-lab", self.tmp)
         r = run_tool("history", self.tmp, "--json", "--metrics", "bytes_per_second")
         self.assertEqual(r.returncode, 0, r.stderr)
         found = json.loads(r.stdout)
