@@ -101,10 +101,13 @@ rdma_sent_past() { local n; n=$(rdma_sent); ((n > $1)); }
 # FAULT flap takes a's interface down, blackhole drops every packet it sends. Once a
 # point is done, the fault waits for the next point's WRITEs to flow (where the device
 # counts them): cut between points, only the control channel's TCP would see it.
+# Points of 3 s: seeing a point done and the next one's WRITEs flow takes up to a
+# second in the VM, and with 1 s points the cut could land after the point's
+# traffic, where the default --qp-timeout's half second of retries never runs out.
 across_flap() {
   local name=$1 fault=$2 pid sent
   shift 2
-  client "$name" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 20 "$@" &
+  client "$name" --op write --mode bw --qps 2 -D 3 --size 1k,2k,4k,8k,16k,32k --timeout 20 "$@" &
   pid=$!
   if ! wait_for 120 points_done "$dir/$name.json"; then wait $pid; return 200; fi
   sent=$(rdma_sent)
