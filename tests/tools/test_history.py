@@ -316,6 +316,34 @@ class MtuHistory(TempDirCase):
         self.assertEqual(codes, [0, 0, 1, 0])
 
 
+class TwoDevices(TempDirCase):
+    """Real runs of one sweep on one host on two devices (docs/charts.md): the first 8
+    of tests/tools/data/noise-lab on rxe0, and tests/tools/data/siw-lab's 8 on siw0,
+    about 70% faster."""
+
+    def test_runs_of_two_devices_are_two_histories(self):
+        rxe, siw = self.path("rxe"), self.path("siw")
+        os.mkdir(rxe)
+        os.mkdir(siw)
+        unpack("noise-lab", rxe, last=8)
+        unpack("siw-lab", siw)
+        r = run_tool("history", rxe, siw, "--json", "--metrics", "bytes_per_second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), [])
+        files = hy.collect([rxe, siw])
+        groups = hy.histories(files)
+        self.assertEqual(sorted((k[1], len(v)) for k, v in groups.items()), [("rxe0", 8), ("siw0", 8)])
+        # Only the devices (the client's and the server's) tell them apart, and one
+        # series of both would have a step.
+        self.assertEqual(hy.HISTORY_KEYS[1], "device")
+        self.assertEqual(hy.HISTORY_KEYS[3], "server_device")
+        self.assertEqual(len({(k[0], k[2], k[4]) for k in groups}), 1)
+        merged = hy.series(sorted(files, key=hy.order_key), ["bytes_per_second"])
+        for (point, _), runs in merged.items():
+            with self.subTest(point=point):
+                self.assertEqual([at for at, _ in hy.change_points([s for _, s in runs])], [8])
+
+
 class LabHistory(TempDirCase):
     """A real history (tests/tools/data/history-lab, docs/charts.md): 16 runs of WRITE
     bandwidth, 1 and 4 QPs of 4 KiB, 5 repetitions each, in the rxe lab VM; runs 11
