@@ -8,33 +8,41 @@ import os
 import random
 import re
 import statistics
+import tempfile
 import unittest
 
-from _util import DATA, PNG_SIGNATURE, ROOT, TempDirCase, colour_stats, load, run_tool, save, tools_module
+from _util import DATA, PNG_SIGNATURE, TempDirCase, colour_stats, load, run_tool, save, tools_module
 
 hy = tools_module("history")
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
 
 
+def unpack(name, dest, first=None, last=None):
+    """tests/tools/data/NAME's gzipped runs, numbered from 1, first to last of them,
+    unpacked into dest; their paths."""
+    src = os.path.join(DATA, name)
+    names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))
+    out = []
+    for n in names[(first or 1) - 1:last]:
+        with gzip.open(os.path.join(src, n), "rb") as f, open(os.path.join(dest, n[:-3]), "wb") as g:
+            g.write(f.read())
+        out.append(os.path.join(dest, n[:-3]))
+    return out
+
+
 def quiet_lab_runs():
     """Runs in the rxe lab VM with nothing else running: the 40 of
-    tests/tools/data/noise-lab and the 10 of history-lab before its hogs. A list
-    of (point, its runs: each run's repetitions of bytes_per_second)."""
-    sets = [(os.path.join(DATA, "noise-lab"), 40), (os.path.join(DATA, "history-lab"), 10)]
+    tests/tools/data/noise-lab and the 10 of history-lab before its hogs, read as
+    tools/history reads them. For each set and point (in name order), its runs: each
+    run's repetitions of bytes_per_second."""
     out = []
-    for src, quiet in sets:
-        names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))[:quiet]
-        points = {}
-        for name in names:
-            with gzip.open(os.path.join(src, name), "rt", encoding="utf-8") as f:
-                doc = json.load(f)
-            reps = {}
-            for e in doc["benchmarks"]:
-                if e.get("run_type") == "iteration":
-                    reps.setdefault(e["name"], []).append(e["bytes_per_second"])
-            for point, v in reps.items():
-                points.setdefault(point, []).append(v)
-        out += sorted(points.items())
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, quiet in (("noise-lab", 40), ("history-lab", 10)):
+            dest = os.path.join(tmp, name)
+            os.mkdir(dest)
+            unpack(name, dest, last=quiet)
+            by_point = hy.series(hy.collect([dest]), ["bytes_per_second"])
+            out += [[samples for _, samples in runs] for _, runs in sorted(by_point.items())]
     return out
 
 
@@ -45,7 +53,7 @@ def lab_noise():
     repetition off: a hiccup). Its tails are the lab's own; a normal law with the
     same spread would put them everywhere instead."""
     levels, reps = [], []
-    for _point, runs in quiet_lab_runs():
+    for runs in quiet_lab_runs():
         medians = [statistics.median(r) for r in runs]
         mid = statistics.median(medians)
         levels += [m / mid for m in medians]
@@ -264,19 +272,6 @@ class HistoryFiles(TempDirCase):
         r = run_tool("history", "--gate", not_results, clean)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(len(os.listdir(clean)), 15)  # nothing copied
-
-
-def unpack(name, dest, first=None, last=None):
-    """tests/tools/data/NAME's gzipped runs, numbered from 1, first to last of them,
-    unpacked into dest; their paths."""
-    src = os.path.join(DATA, name)
-    names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))
-    out = []
-    for n in names[(first or 1) - 1:last]:
-        with gzip.open(os.path.join(src, n), "rb") as f, open(os.path.join(dest, n[:-3]), "wb") as g:
-            g.write(f.read())
-        out.append(os.path.join(dest, n[:-3]))
-    return out
 
 
 class MtuHistory(TempDirCase):
