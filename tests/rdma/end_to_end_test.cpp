@@ -322,7 +322,13 @@ TEST_F(EndToEnd, EventsEveryOperationAndMode) {
     EXPECT_NE(name.find("/events"), std::string::npos) << name;
     check_point(b, name.find("qps:2/") != std::string::npos ? 2 : 1, 60, name.find("/lat/") != std::string::npos);
     EXPECT_GT(b["cpu_seconds"].get<double>(), 0) << name;
-    EXPECT_GT(b["server_cpu_seconds"].get<double>(), 0) << name;
+    // A SEND bw receiver's window opens when it sees the warm-up's last message: if it
+    // sleeps through the rest, one poll batch holds the whole window, which can read 0
+    // on a microsecond CPU clock. Every other server end works through its window.
+    if (name.find("send/bw/") == 0)
+      EXPECT_GE(b["server_cpu_seconds"].get<double>(), 0) << name;
+    else
+      EXPECT_GT(b["server_cpu_seconds"].get<double>(), 0) << name;
   }
 }
 
