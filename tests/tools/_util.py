@@ -116,8 +116,7 @@ class TempDirCase(unittest.TestCase):
         64 and 1024, 3 repetitions) with its histograms, unpacked into the temp dir."""
         out = self.path("rich.json")
         for src, dst in (("rich.json.gz", out), ("rich.hist.json.gz", self.path("rich.hist.json"))):
-            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
-                shutil.copyfileobj(f, g)
+            gunzip(src, dst)
         return out
 
     def unpack_threads(self):
@@ -126,8 +125,7 @@ class TempDirCase(unittest.TestCase):
         64 B and 4 KiB, 1 s per point)."""
         out = self.path("threads.json")
         for src, dst in (("threads.json.gz", out), ("threads.hist.json.gz", self.path("threads.hist.json"))):
-            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
-                shutil.copyfileobj(f, g)
+            gunzip(src, dst)
         return out
 
     def unpack_qp_scaling(self):
@@ -135,8 +133,7 @@ class TempDirCase(unittest.TestCase):
         without SRQ, 1 s per point, --cq-policy cap shrank rx_depth at 256 and 1024 QPs)."""
         out = self.path("qps.json")
         for src, dst in (("qp-scaling.json.gz", out), ("qp-scaling.hist.json.gz", self.path("qps.hist.json"))):
-            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
-                shutil.copyfileobj(f, g)
+            gunzip(src, dst)
         return out
 
     def copy_demo(self, name="demo"):
@@ -144,6 +141,12 @@ class TempDirCase(unittest.TestCase):
         for ext in (".json", ".hist.json"):
             shutil.copy(os.path.join(DATA, "demo" + ext), self.path(name + ext))
         return self.path(name + ".json")
+
+
+def gunzip(src, dst):
+    """tests/tools/data/SRC (gzipped) written out to DST."""
+    with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
+        shutil.copyfileobj(f, g)
 
 
 def with_reps(template, name, metric_values):

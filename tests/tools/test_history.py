@@ -2,7 +2,6 @@
 apart by what they measured, the gate's exit codes."""
 
 import copy
-import gzip
 import json
 import os
 import random
@@ -11,7 +10,7 @@ import statistics
 import tempfile
 import unittest
 
-from _util import DATA, PNG_SIGNATURE, TempDirCase, colour_stats, load, run_tool, save, tools_module
+from _util import DATA, PNG_SIGNATURE, TempDirCase, colour_stats, gunzip, load, run_tool, save, tools_module
 
 hy = tools_module("history")
 BW_POINT = "write/bw/qps:4/size:4096/cq:16"
@@ -20,13 +19,11 @@ BW_POINT = "write/bw/qps:4/size:4096/cq:16"
 def unpack(name, dest, first=None, last=None):
     """tests/tools/data/NAME's gzipped runs, numbered from 1, first to last of them,
     unpacked into dest; their paths."""
-    src = os.path.join(DATA, name)
-    names = sorted(n for n in os.listdir(src) if n.endswith(".json.gz"))
+    names = sorted(n for n in os.listdir(os.path.join(DATA, name)) if n.endswith(".json.gz"))
     out = []
     for n in names[(first or 1) - 1:last]:
-        with gzip.open(os.path.join(src, n), "rb") as f, open(os.path.join(dest, n[:-3]), "wb") as g:
-            g.write(f.read())
         out.append(os.path.join(dest, n[:-3]))
+        gunzip(os.path.join(name, n), out[-1])
     return out
 
 

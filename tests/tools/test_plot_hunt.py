@@ -6,12 +6,11 @@ data/hunt.anomalies.json. The chart finds anomalies.json in the folder of the
 points file, as hunt writes them, so unpack_hunt() lays them out under those names.
 """
 
-import gzip
 import json
 import os
 import shutil
 
-from _util import DATA, load, save, tools_module
+from _util import DATA, gunzip, load, save, tools_module
 from test_plot import PlotCase
 
 charts = tools_module("charts")
@@ -24,8 +23,7 @@ class HuntChart(PlotCase):
         """points.json, points.hist.json and anomalies.json in the temp dir."""
         out = self.path("points.json")
         for src, dst in (("hunt.json.gz", out), ("hunt.hist.json.gz", self.path("points.hist.json"))):
-            with gzip.open(os.path.join(DATA, src), "rb") as f, open(dst, "wb") as g:
-                shutil.copyfileobj(f, g)
+            gunzip(src, dst)
         shutil.copy(os.path.join(DATA, "hunt.anomalies.json"), self.path("anomalies.json"))
         return out
 
