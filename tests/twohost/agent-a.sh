@@ -28,7 +28,7 @@ while :; do
     netem) read -ra a <<<"$args"; tc qdisc replace dev "$dev" root netem "${a[@]}" ;;
     clear) tc qdisc del dev "$dev" root 2>/dev/null; ip link set "$dev" mtu 1500 ;;
     mtu) ip link set "$dev" mtu "$args" ;;
-    bigloss) "$(dirname "$0")/bigloss.sh" "$dev" "$args" ;;
+    bigloss) "$(dirname "$0")/netem-loss.sh" "$dev" "$args" big ;;
     linkstate) "$(dirname "$0")/linkstate.sh" "$dev" "$args" ;;
   esac
   echo "$?" >"$dir/ack.$n"

@@ -1,11 +1,11 @@
 # Host b's hunt test (sourced by driver-b.sh, whose helpers it uses).
 # rdmasweep hunt with a planted anomaly: both NICs drop 10% of the IP packets over
-# 1000 bytes (tests/twohost/bigloss.sh), so every message of an MTU (1024 B) or more
+# 1000 bytes (tests/twohost/netem-loss.sh), so every message of an MTU (1024 B) or more
 # suffers and smaller ones do not. The hunt must report an anomaly whose minimal
 # trigger is 1024 B, with 512 B measured clean, and its command must show it again.
 hunt_planted() {
   local out=$dir/hunt cmd
-  ask bigloss 10% && "$here/bigloss.sh" "$RXE_LAB_NETDEV" 10% || { fail "hunt planted" "cannot plant the loss"; return; }
+  ask bigloss 10% && "$here/netem-loss.sh" "$RXE_LAB_NETDEV" 10% big || { fail "hunt planted" "cannot plant the loss"; return; }
   timeout -k 5 400 "$bin" hunt "$a" --budget 240s --seed 1 --space "$here/hunt-space.json" --timeout 20 \
     --out "$out" >"$dir/hunt.log" 2>&1
   local rc=$?

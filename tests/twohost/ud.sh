@@ -1,6 +1,7 @@
 # UD between the two hosts (sourced by driver-b.sh, whose client, ok and fail it uses):
 # exact counts on a clean link (every message within the receives posted), every
-# message accounted for as received or lost when b's NIC drops 10%, and a latency
+# message accounted for as received or lost when b's NIC drops 10% of its RoCE packets
+# (only those: the control channel's TCP must not be what fails), and a latency
 # point whose ping or pong is lost ending at --timeout with the line that says so.
 
 # ud_counts FILE SENT: every point's sent is SENT, received + lost = sent; prints
@@ -32,8 +33,7 @@ ud_checks() {
   elif [[ $out != "lost 0" ]]; then fail "UD clean link" "$out on a clean link"
   else ok "UD clean link: bw and lat, 420 sent and received"; fi
 
-  modprobe sch_netem 2>/dev/null
-  tc qdisc replace dev "$dev" root netem loss 10% || { fail "UD loss" "cannot set up netem on $dev"; return; }
+  "$here/netem-loss.sh" "$dev" 10% roce || { fail "UD loss" "cannot set up netem on $dev"; return; }
   client udloss --transport ud -s 1024 -n 480 --warmup 20 -r 4096 --timeout 20
   local rc=$?
   client udlosslat --transport ud --mode lat -s 64 -n 400 --warmup 20 --timeout 3
