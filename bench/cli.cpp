@@ -120,6 +120,12 @@ void add_interval_option(po::options_description& d, double* interval) {
                   "with --duration, off with --iters; 0: off)");
 }
 
+void add_progress_file_option(po::options_description& d, std::string* file) {
+  d.add_options()("progress-file", po::value(file),
+                  "FILE: append a line as each point starts, its traffic starts, it ends (done or failed) and the run "
+                  "ends: \"EVENT NAME pid=PID t=SECONDS\", for a script that acts on a known moment of a point");
+}
+
 void check_interval(bool given, double interval) {
   if (given && !(interval == 0 || (interval >= 0.001 && interval <= 3600)))
     throw UsageError("--interval: must be 0 (off) or between 0.001 and 3600 seconds");
@@ -222,6 +228,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json");
   add_clock_option(out, &c.clock);
   add_interval_option(out, &c.interval);
+  add_progress_file_option(out, &c.progress_file);
   std::vector<std::string> labels;
   out.add_options()
     ("label", po::value(&labels)->composing(),
@@ -297,8 +304,9 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text) {
      "or IPv6 multicast group, joined through RDMA-CM for each such client")
     ("once", "serve one client, then exit")
     ("cm,R", po::bool_switch(&s.cm), "serve only clients that connect their QPs with RDMA-CM (client --cm); "
-     "without it the server follows each client's choice")
-    ("help,h", "this help");
+     "without it the server follows each client's choice");
+  add_progress_file_option(all, &s.progress_file);
+  all.add_options()("help,h", "this help");
   po::variables_map vm = run_parser(argc, argv, all, nullptr);
   if (vm.count("help")) {
     s.help = true;

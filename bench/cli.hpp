@@ -30,6 +30,7 @@ struct Common {
   int timeout_s = 10;  // handshake steps and peer silence
   std::string cpus;    // --cpus: empty for the default placement (core/host/placement.hpp)
   bool verbose = false;
+  std::string progress_file;  // --progress-file FILE: each point's steps, appended as they happen
   bool help = false;
 };
 
@@ -136,6 +137,8 @@ void add_clock_option(boost::program_options::options_description& d, std::strin
 // --interval (client and mesh) into *interval; check_interval() rejects a `given`
 // value that is neither 0 (off) nor 0.001 to 3600 seconds (UsageError).
 void add_interval_option(boost::program_options::options_description& d, double* interval);
+// --progress-file FILE (client, server, mesh): core/results/progress_file.hpp.
+void add_progress_file_option(boost::program_options::options_description& d, std::string* file);
 void check_interval(bool given, double interval);
 // What --cq-policy cap does: each point whose QPs' outstanding work needs more than one
 // CQ of `max_cqe` entries gets its depths halved until it fits (core's cap_to_cq), and

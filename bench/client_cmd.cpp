@@ -18,17 +18,22 @@
 #include "core/point/cm_connect.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/point/session.hpp"
+#include "core/results/progress_file.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep {
 
 namespace {
 
-// One line on stderr, rewritten in place, only when stderr is a terminal.
+// One line on stderr, rewritten in place, only when stderr is a terminal; and the
+// --progress-file's lines, whatever stderr is.
 class Progress {
  public:
-  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)), start_(Clock::now()) {}
+  Progress(size_t total, bool enabled, const ProgressFile& file)
+      : total_(total), enabled_(enabled && isatty(STDERR_FILENO)), file_(file), start_(Clock::now()) {}
+  void ended(const std::string& name, bool ok) { file_.say(ok ? "done" : "failed", name); }
   void starting(const std::string& name) {
+    file_.say("start", name);
     if (!enabled_) return;
     ++index_;
     std::string eta = "--:--";
@@ -47,6 +52,7 @@ class Progress {
   using Clock = std::chrono::steady_clock;
   size_t total_, index_ = 0;
   bool enabled_;
+  const ProgressFile& file_;
   Clock::time_point start_;
 };
 
@@ -173,7 +179,9 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
           for (const auto& [k, v] : figures(r)) st.counters[k] = v;
           if (r.latency) st.SetLabel(latency_kind(cfg));
           store[name].push_back(std::move(r));
+          progress.ended(name, true);
         } catch (const std::exception& e) {
+          progress.ended(name, false);
           if (g_interrupted) abort_reason = "interrupted";
           else if (session.broken()) abort_reason = std::string("an earlier point failed: ") + e.what();
           st.SkipWithError(e.what());
@@ -190,8 +198,9 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
 }
 
 SessionOptions session_options(const cli::ClientOptions& o, const Placement& placement,
-                               const std::optional<CmRoute>& route) {
+                               const std::optional<CmRoute>& route, const ProgressFile& progress) {
   SessionOptions so;
+  so.progress_file = &progress;
   so.placement = &placement;
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
@@ -269,13 +278,14 @@ int client_main(int argc, char** argv) {
     throw cli::UsageError(e.what());
   }
   check_writable(o.out);
+  const ProgressFile progress_file = o.progress_file.empty() ? ProgressFile() : ProgressFile(o.progress_file);
   std::optional<CmRoute> route = cm_route(o);
   LocalFabric fabric = LocalFabric::open(o.fabric);
   if (!route && fabric.dev.is_iwarp()) route = cm_for_iwarp(o, fabric, points);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
-  const SessionOptions so = session_options(o, placement, route);
+  const SessionOptions so = session_options(o, placement, route, progress_file);
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   try {
     calibrated.get();  // before anything reads the clock
@@ -289,7 +299,7 @@ int client_main(int argc, char** argv) {
 
   PointStore store;
   std::string abort_reason;
-  Progress progress(points.size() * o.spec.repetitions, o.progress);
+  Progress progress(points.size() * o.spec.repetitions, o.progress, progress_file);
   register_points(points, o.spec.repetitions, session, store, progress, abort_reason);
 
   if (!init_benchmark(argv[0], o.benchmark_args)) return kUsage;
@@ -307,6 +317,7 @@ int client_main(int argc, char** argv) {
   reporter.add_time(outside);
   reporter.finish();
   SweepReporter::clear_progress_line();
+  progress_file.say("end", o.out);
   return summarize(reporter, ran, o.out);
 }
 

@@ -8,12 +8,14 @@
 #include <iostream>
 #include <list>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "core/config/refusals.hpp"
 #include "core/point/session.hpp"
+#include "core/results/progress_file.hpp"
 
 namespace rdmasweep {
 
@@ -125,6 +127,8 @@ int server_main(int argc, char** argv) {
   so.timeout = std::chrono::seconds(o.timeout_s);
   so.interrupted = &g_interrupted;
   so.join = o.join;
+  std::optional<ProgressFile> progress;
+  if (!o.progress_file.empty()) so.progress_file = &progress.emplace(o.progress_file);
   if (o.verbose) so.verbose = log_line;
   log_start(o, fabric, placement, listener.port());
   serve_forever(listener, fabric, so, o);

@@ -104,6 +104,7 @@ po::options_description output_options(MeshOptions& m) {
     ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point");
   cli::add_clock_option(out, &m.clock);
   cli::add_interval_option(out, &m.interval);
+  cli::add_progress_file_option(out, &m.progress_file);
   out.add_options()
     ("plan", po::value(&m.plan), "print what a run on N ranks would do (phases, flows, QPs and memory per rank, "
                                  "an estimated duration), without MPI or a device, and exit")

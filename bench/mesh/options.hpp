@@ -36,6 +36,7 @@ struct MeshOptions {
   bool cap_to_cq = false;      // --cq-policy cap, against the smallest max_cqe of all ranks
   std::string group = kDefaultGroup;  // --pattern multicast: the group joined
   std::string hosts;                  // --hosts: rdmasweep starts mpirun on these (launch.hpp)
+  std::string progress_file;          // --progress-file FILE: each rank's flows' steps, on its own host
   bool help = false;
 };
 

@@ -267,6 +267,10 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   }
 
   // 3 and 4. Run: every end its half of the point protocol, as the client and the server run theirs.
+  if (progress)  // --progress-file: this rank's flows of the phase, before their loops start
+    for (const auto& fe : ends)
+      progress->say("traffic", point_name(cfg) + "/src:" + std::to_string(fe->flow.src) + "/dst:" +
+                                   std::to_string(fe->flow.dst) + "/phase:" + std::to_string(at.phase));
   const EndOptions eo = end_options();
   on_every_end(ends, box, [&eo, zero](FlowEnd& fe) {
     if (fe.initiator) run_initiator(fe, eo, zero);

@@ -34,6 +34,7 @@ struct Runner {
   LocalFabric* fabric = nullptr;
   std::vector<std::string> hosts;
   MeshReport* report = nullptr;  // rank 0 only
+  const ProgressFile* progress = nullptr;  // --progress-file: a "traffic" line per flow end and phase
   // This rank's ends of the phase just run, connected, for its next repetition.
   std::vector<std::unique_ptr<PointResources>> kept;
   unsigned phases_run = 0;  // alike on every rank: numbers each phase's flow messages

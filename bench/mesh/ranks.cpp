@@ -263,6 +263,10 @@ int run_mesh(const World& w, int argc, char** argv) {
   }
   run.o = sw.o;
   run.fabric = fabric.get();
+  std::unique_ptr<ProgressFile> progress;
+  if (!sw.o.progress_file.empty())
+    progress = std::make_unique<ProgressFile>(sw.o.progress_file, "rank=" + std::to_string(w.rank));
+  run.progress = progress.get();
   // From here every wait notices a rank that stops answering (world.hpp).
   start_liveness(w, liveness_silence(sw.o.timeout_s), run.hosts);
   const std::vector<std::vector<Flow>> phases = phases_of(sw.o.pattern, w.size, effective_schedule(sw.o, w.size));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/knobs.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/point/point_checks.hpp"
 #include "core/verbs/errors.hpp"
@@ -169,6 +170,7 @@ static void settle(PointResources& res, const control::PeerLink& link, const std
 
 static PointResult lead(PointResources& res, control::PeerLink& link, const EndOptions& o, control::Counts* got_out) {
   std::vector<uint64_t> sent;
+  if (o.progress_file) o.progress_file->say("traffic", point_name(res.cfg()));
   PointResult out = run_leading_loops(res, link, o, sent);
   res.fence_writes(o.timeout);
   if (o.laps) o.laps->split(&WallTime::measured, out.seconds, &WallTime::warmup);
@@ -251,6 +253,7 @@ static void follow(PointResources& res, control::PeerLink& link, const EndOption
   const bool receives = w.op == Op::Send && w.mode == Mode::Bw && !bidir;
   const bool responds = w.mode == Mode::Lat && !fetches(w.op);
   Follower f{res, link, o, {}};
+  if (o.progress_file) o.progress_file->say("traffic", point_name(cfg));
   control::Counts result;
   result.per_qp.assign(total_qps(cfg), 0);
   double cpu = 0;  // over the leading end's measured window, as the loops define it

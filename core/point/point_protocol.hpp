@@ -27,6 +27,7 @@
 #include "core/host/placement.hpp"
 #include "core/measure/wall_time.hpp"
 #include "core/point/lanes.hpp"
+#include "core/results/progress_file.hpp"
 #include "core/results/model.hpp"
 
 namespace rdmasweep {
@@ -78,6 +79,9 @@ struct EndOptions {
   Laps* laps = nullptr;     // leading end: the measured window and the wait for RESULT, split off
   // Following end: adds what only its caller knows to RESULT (the server's port counters).
   std::function<void(control::Counts&)> add_to_result;
+  // --progress-file: "traffic NAME" as this end's loops start (or, for a passive target, as it
+  // starts waiting for DONE); null: nothing said.
+  const ProgressFile* progress_file = nullptr;
 };
 
 // Runs the point's measured loops on connected `res`, then DONE, RESULT and every

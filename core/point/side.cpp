@@ -71,6 +71,7 @@ EndOptions end_options(const SessionOptions& opt, const LocalFabric& fabric) {
   e.placement = opt.placement;
   e.interval = opt.interval;
   e.iwarp = fabric.dev.is_iwarp();
+  e.progress_file = opt.progress_file;
   return e;
 }
 

@@ -46,6 +46,8 @@ struct SessionOptions {
   // Server --join: the multicast group it receives for a client's --multicast (HELLO
   // says so); empty: none.
   std::string join;
+  // --progress-file: each point's steps as they happen (core/results/progress_file.hpp); null: none.
+  const ProgressFile* progress_file = nullptr;
 };
 
 // Long enough for any test; a dead peer is noticed sooner by its silence, EOF or TCP keepalive.
