@@ -10,7 +10,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 hosts=rxe-a,rxe-b,rxe-c
 fails=0
 ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); show_lab; }
+# After the first failure, once: each host's view (tests/lab-state.sh: ports and
+# counters, the NIC, rdmasweep's processes and states, the kernel's last lines) and
+# how long the failing run took, to tell a flake of the lab from a fault.
+lab_shown=0 run_took=0
+show_lab() {
+  ((lab_shown)) && return
+  lab_shown=1
+  echo "lab-state: the failing run took $run_took s (limit 300 s)"
+  local h
+  for h in rxe-a rxe-b rxe-c; do timeout 30 ssh -n "$h" "$here/../lab-state.sh"; done
+}
 check() { python3 "$here/check.py" "$@"; }
 # A bounded wait for a condition, polled: never a fixed sleep standing in for one.
 wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
@@ -22,9 +33,11 @@ wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do
 mpi=(mpirun --allow-run-as-root --map-by node --mca pml ob1 --mca btl self,vader,tcp
   --mca btl_tcp_if_include 192.0.2.0/24 --mca oob_tcp_if_include 192.0.2.0/24)
 mesh() {
-  local name=$1 list=$2 np=$3
+  local name=$1 list=$2 np=$3 t0=$SECONDS rc=0
   shift 3
-  timeout -k 5 300 "${mpi[@]}" --host "$list" -np "$np" "$bin" mesh --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
+  timeout -k 5 300 "${mpi[@]}" --host "$list" -np "$np" "$bin" mesh --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1 || rc=$?
+  run_took=$((SECONDS - t0))
+  return $rc
 }
 # launch NAME HOSTLIST ARGS...: the same run started by `rdmasweep mesh --hosts`, which
 # asks each host over ssh, then runs mpirun itself; MPI's settings from the environment.
@@ -94,23 +107,18 @@ unreachable() {
 unreachable
 
 # 4. A rank on another host stopped mid-phase (SIGSTOP): named with its host and the
-# flows it took down, the phase's other flows kept, the job ends non-zero.
+# flows it took down, the phase's other flows kept, the job ends non-zero. The stop is
+# made on rxe-b the moment rank 1 reports a flow's traffic in a phase after the first
+# (stop-on-traffic.sh, reading the ranks' --progress-file on that host).
 stopped() {
-  local rc=0
+  local rc=0 out pid progress=/tmp/mesh.progress
   rm -f "$dir/stopped.json"
-  mesh stopped $hosts 3 --pattern pairs --op write -s 4096 -D 3 --warmup 10 --timeout 3 &
-  local job=$!
-  # shellcheck disable=SC2317 # called through wait_for
-  has_flows() { python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["benchmarks"] else 1)' "$dir/stopped.json" 2>/dev/null; }
-  if ! wait_for 120 has_flows; then
-    kill "$job" 2>/dev/null; wait "$job"
-    fail "a stopped rank on rxe-b is named" "no flow measured within 120 s"; return
-  fi
-  ssh rxe-b pkill -STOP -f rdmasweep-mesh || { fail "a stopped rank on rxe-b is named" "cannot stop rank 1 on rxe-b"; return; }
-  wait "$job" || rc=$?
-  ssh rxe-b pkill -KILL -f rdmasweep-mesh
-  local out
-  if ((rc == 0)); then fail "a stopped rank on rxe-b is named" "the job exited 0"
+  ssh -n rxe-b "rm -f $progress; setsid $here/stop-on-traffic.sh $progress 1 >/dev/null 2>&1 </dev/null &"
+  mesh stopped $hosts 3 --pattern pairs --op write -s 4096 -D 3 --warmup 10 --timeout 3 --progress-file $progress || rc=$?
+  pid=$(ssh -n rxe-b cat "$progress.stopped" 2>/dev/null)
+  ssh -n rxe-b "pkill -f stop-on-traffic; ${pid:+kill -KILL $pid}"
+  if [[ -z $pid ]]; then fail "a stopped rank on rxe-b is named" "rank 1 was never stopped: it reported no flow after the first phase (exit $rc)"
+  elif ((rc == 0)); then fail "a stopped rank on rxe-b is named" "the job exited 0"
   elif ((rc == 124)); then fail "a stopped rank on rxe-b is named" "the job hung (killed after 300 s)"
   elif ! grep -q "rank 1 (rxe-b).*stopped answering" "$dir/stopped.log"; then
     fail "a stopped rank on rxe-b is named" "no line naming rank 1 (rxe-b): $(grep -m3 rdmasweep "$dir/stopped.log" | tr '\n' ' ')"

@@ -17,33 +17,63 @@ if [[ $provider == siw ]]; then iwarp=1 tr=(--transport iWARP) counters=(); fi
 fails=0 req=0
 ok() { echo "ok $1"; }
 skip() { echo "skip $1 on $provider: $2"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); link_after_failure; }
-# After a failure, once: if a no longer answers ping, the link (or a VM) is dead, not
-# rdmasweep; both hosts print their NIC's counters and the kernel's last words.
-link_checked=0
-link_after_failure() {
-  ((link_checked)) && return
-  ping -c 2 -W 2 -q "$a" >/dev/null 2>&1 && return
-  link_checked=1
-  "$here/linkstate.sh" "$RXE_LAB_NETDEV" "$a"
-  ask linkstate "$b"
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); show_lab; }
+# After the first failure, once: the failing test's client (how long it ran against its
+# limit, its log's last lines) and both hosts' view (tests/lab-state.sh: ports and
+# counters, the NIC and whether the peer answers, rdmasweep's processes and states, the
+# kernel's last lines; a's also the server's last lines), to tell a flake from a fault.
+lab_shown=0 last_client="" last_took=0
+show_lab() {
+  ((lab_shown)) && return
+  lab_shown=1
+  if [[ -n $last_client ]]; then
+    echo "lab-state: client $last_client ran $last_took s (limit 240 s); its last lines:"
+    tail -n 4 "$dir/$last_client.log" | sed 's/^/lab-state:   /'
+  fi
+  "$here/../lab-state.sh" "$RXE_LAB_NETDEV" "$a"
+  ask labstate "$b"
 }
 # A bounded wait for a condition, polled: never a fixed sleep standing in for one.
 wait_for() { local secs=$1; shift; local end=$((SECONDS + secs)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
-# ask WHAT [ARGS]: host a carries it out; returns once it is done.
+# ask WHAT [ARGS]: host a carries it out; returns once it is done, with a's status in $answer.
+answer=""
 ask() {
   req=$((req + 1))
   echo "$*" >"$dir/req.tmp" && mv "$dir/req.tmp" "$dir/req.$req"
   wait_for 60 test -e "$dir/ack.$req" || { fail "request '$*'" "host a did not answer within 60 s"; return 1; }
+  read -r answer <"$dir/ack.$req"
+}
+# Seconds on this host's monotonic clock, the --progress-file's clock.
+now() { python3 -c 'import time; print(f"{time.monotonic():.3f}")'; }
+# during NAME "FAULT [ARGS]" CLIENT-ARGS...: host a arms FAULT for the moment the
+# server reports the traffic of the client's second point, then the client runs (its
+# progress in $dir/NAME.progress); returns the client's status. After it, $fired is 0
+# when the fault fired, and $took the seconds from the second point's traffic (as the
+# client reports it) to the client's end. No poll from outside picks the moment: the
+# server's own line does, on the host where the fault is made.
+fired=1 took=0
+during() {
+  local name=$1 fault=$2 rc=0 t2
+  shift 2
+  fired=1 took=0
+  # shellcheck disable=SC2086 # FAULT is a request and its arguments
+  ask arm 2 $fault || return 200
+  client "$name" --progress-file "$dir/$name.progress" "$@" || rc=$?
+  t2=$(awk '/^traffic /{if (++n == 2) {sub("t=", "", $NF); print $NF}}' "$dir/$name.progress")
+  took=$(python3 -c 'import sys; print(int(float(sys.argv[1]) - float(sys.argv[2] or sys.argv[1])))' "$(now)" "$t2")
+  ask fired
+  fired=$answer
+  return $rc
 }
 # client NAME ARGS...: runs the client against a into $dir/NAME.json, bounded by
 # `timeout` so that a hang fails the test instead of the whole job.
 client() {
-  local name=$1; shift
-  timeout -k 5 240 "$bin" client "$a" -o "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  timeout -k 5 240 "$bin" client "$a" -o "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1 || rc=$?
+  last_client=$name last_took=$((SECONDS - t0))
+  return $rc
 }
-# shellcheck disable=SC2317 # called through wait_for
-points_done() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(not b.get("error_occurred") for b in d["benchmarks"]) else 1)' "$1" 2>/dev/null; }
 
 wait_for 120 test -e "$dir/ready.a" || { echo "FAIL setup: host a never got ready"; exit 1; }
 
@@ -93,71 +123,82 @@ cm_across() {
 # timeout (67 ms) the same 6 retries are spent within half a second: the point fails
 # with "transport retry counter exceeded". (Not --retry-count 7: rxe retries forever
 # at 7, the InfiniBand spec's "infinite" for RNR retries, which it applies to both.)
-# Packets b's RDMA device has sent (rxe's port counter; empty where there is none).
-rdma_sent() { cat /sys/class/infiniband/*/ports/1/hw_counters/sent_pkts 2>/dev/null | head -n 1; }
-# shellcheck disable=SC2317 # called through wait_for
-rdma_sent_past() { local n; n=$(rdma_sent); ((n > $1)); }
-# across_flap NAME FAULT [CLIENT ARGS]: a sweep with a's link out for 3 s in the middle:
-# FAULT flap takes a's interface down, blackhole drops every packet it sends. Once a
-# point is done, the fault waits for the next point's WRITEs to flow (where the device
-# counts them): cut between points, only the control channel's TCP would see it.
-# Points of 3 s: seeing a point done and the next one's WRITEs flow takes up to a
-# second in the VM, and with 1 s points the cut could land after the point's
-# traffic, where the default --qp-timeout's half second of retries never runs out.
-across_flap() {
-  local name=$1 fault=$2 pid sent
-  shift 2
-  client "$name" --op write --mode bw --qps 2 -D 3 --size 1k,2k,4k,8k,16k,32k --timeout 20 "$@" &
-  pid=$!
-  if ! wait_for 120 points_done "$dir/$name.json"; then wait $pid; return 200; fi
-  sent=$(rdma_sent)
-  [[ -z $sent ]] || wait_for 30 rdma_sent_past "$((sent + 20))"
-  ask "$fault" 3
-  wait $pid
-}
+# The cut starts as the server reports the second point's traffic (during, above): it
+# lands while that point's WRITEs flow, on any machine.
+# TCP segments this host has retransmitted (every connection's).
+tcp_retrans() { awk '/^Tcp:/ && ++n == 2 {print $13}' /proc/net/snmp; }
 ridden_out() {
-  local rc=0 out
+  # shellcheck disable=SC2054 # the commas are --size's list
+  local rc=0 out r0 sweep=(--op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 20)
   # siw errors every QP of a device whose interface goes down (siw_netdev_down), so on
   # siw the link is cut in the network instead: TCP retransmits across the gap, and
   # there is no QP retry knob to set. (The linkdown test shows the interface case.)
   if ((iwarp)); then
-    across_flap ridden blackhole || rc=$?
-    if ((rc == 200)); then fail "link down ridden out" "no point completed before the fault"
+    r0=$(tcp_retrans)
+    during ridden "blackhole 3" "${sweep[@]}" || rc=$?
+    if ((fired)); then fail "link down ridden out" "the cut never fired (exit $rc): the server reported no second point"
     elif ((rc)); then fail "link down ridden out" "client exit $rc: $(grep -m1 -i 'error\|fail' "$dir/ridden.log" | cut -c1-160)"
     elif ! out=$(check "$dir/ridden.json" --complete --kept 6); then fail "link down ridden out" "$out"
-    else ok "3 s of every packet dropped ridden out by iWARP's TCP with no knob (6 points, exit 0)"; fi
+    elif (($(tcp_retrans) == r0)); then fail "link down ridden out" "no TCP segment retransmitted: the cut missed the traffic"
+    else ok "link down ridden out: 3 s of every packet dropped, ridden out by iWARP's TCP with no knob ($(($(tcp_retrans) - r0)) TCP retransmits, 6 points, exit 0)"; fi
     return
   fi
-  across_flap ridden flap --qp-timeout 19 --retry-count 6 || rc=$?
-  if ((rc == 200)); then fail "link down ridden out" "no point completed before the fault"
+  during ridden "flap 3" "${sweep[@]}" --qp-timeout 19 --retry-count 6 || rc=$?
+  if ((fired)); then fail "link down ridden out" "the cut never fired (exit $rc): the server reported no second point"
   elif ((rc)); then fail "link down ridden out" "client exit $rc: $(grep -m1 -i 'error\|fail' "$dir/ridden.log" | cut -c1-160)"
   elif ! out=$(check "$dir/ridden.json" --complete --kept 6 --retransmits); then fail "link down ridden out" "$out"
-  else ok "link down 3 s ridden out with --qp-timeout 19 --retry-count 6 (6 points, exit 0)"; fi
+  else ok "link down ridden out: 3 s with --qp-timeout 19 --retry-count 6 (6 points, exit 0)"; fi
   rc=0
   ask restart
-  across_flap notridden flap --retry-count 6 || rc=$?
-  if ((rc == 0)); then fail "link down not ridden out" "client exit 0 with the default --qp-timeout 14 across 3 s down"
+  during notridden "flap 3" "${sweep[@]}" --retry-count 6 || rc=$?
+  if ((fired)); then fail "link down not ridden out" "the cut never fired (exit $rc): the server reported no second point"
+  elif ((rc == 0)); then fail "link down not ridden out" "client exit 0 with the default --qp-timeout 14 across 3 s down"
   elif ! grep -q "transport retry counter exceeded" "$dir/notridden.json"; then
     fail "link down not ridden out" "exit $rc, but no point failed on its retries: $(grep -m1 -i 'error\|fail' "$dir/notridden.log" | cut -c1-160)"
   elif ! check "$dir/notridden.json" --kept 1 >/dev/null; then fail "link down not ridden out" "completed points lost"
-  else ok "link down 3 s not ridden out with the default --qp-timeout 14 (retry counter exceeded, exit $rc)"; fi
+  else ok "link down not ridden out: 3 s with the default --qp-timeout 14 (retry counter exceeded, exit $rc)"; fi
+}
+
+# 5. Mid-test faults on a: the server killed, the link down for 3 s, as the server
+# reports the second point's traffic. The client must say so within --timeout (plus the
+# time to notice), keep the points done before, and never hang; the sweep is a series
+# of 1 s duration points.
+midtest() {
+  local name=$1 rc=0
+  shift
+  during "$name" "$*" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 3 || rc=$?
+  if ((fired)); then fail "$name" "the fault never fired (exit $rc): the server reported no second point"
+  elif ((rc == 124 || rc == 137)); then fail "$name" "client still running 240 s after the fault"
+  elif ! check "$dir/$name.json" --kept 1 >/dev/null; then fail "$name" "completed points lost: $(check "$dir/$name.json" --kept 1)"
+  elif ((rc == 0)) && [[ $1 == kill ]]; then fail "$name" "client exited 0 although the server was killed"
+  elif ((took > 60)); then fail "$name" "client took $took s after the fault"
+  else ok "$name (client exit $rc after $took s: $(grep -m1 -i 'error\|fail\|lost\|closed' "$dir/$name.log" | cut -c1-120))"; fi
+}
+midtests() {
+  midtest killed kill
+  ask restart
+  midtest linkdown flap 3
+  ask restart
 }
 
 # 8. (last) rdmasweep hunt with a planted anomaly.
 source "$here/hunt-b.sh"
 # 9. UD (tests/twohost/ud.sh).
 source "$here/ud.sh"
-# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass, =ud, =cm or =ridden runs that test alone.
+# RDMASWEEP_TWOHOST_ONLY=hunt, =tclass, =ud, =cm, =midtest or =ridden runs that test alone.
 case ${RDMASWEEP_TWOHOST_ONLY:-} in
-  hunt | tclass | ud | cm | ridden)
+  hunt | tclass | ud | cm | midtest | ridden)
     case $RDMASWEEP_TWOHOST_ONLY in
       hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across ;; ridden) ridden_out ;;
+      midtest) midtests ;;
     esac
     echo "two-host tests: $fails failure(s)"
     exit $((fails > 0))
     ;;
 esac
 
+# Each test prints "ok NAME[: details]" or "FAIL NAME: why" (or "skip NAME on ...": the
+# same NAME either way, before the first ": " or " (", which tools/test --repeat counts by).
 # expect NAME LABEL "CHECKS" CLIENT-ARGS...: a client run, then check.py on its results.
 expect() {
   local name=$1 label=$2 c out rc=0
@@ -189,27 +230,7 @@ ask restart --bind "$a"
 expect bind "server --bind $a" "--complete --iters 20" --op write --mode lat -n 20 --warmup 2 --size 64 --timeout 20
 ask restart
 
-# 5. Mid-test faults on a: the server killed, the link down for 3 s. The client must
-# say so within --timeout (plus the time to notice), keep the points done before,
-# and never hang; the sweep is a series of 1 s duration points.
-midtest() {
-  local name=$1; shift
-  client "$name" --op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 3 &
-  local pid=$! t0
-  if ! wait_for 120 points_done "$dir/$name.json"; then fail "$name" "no point completed before the fault"; wait $pid; return; fi
-  t0=$SECONDS
-  ask "$@"
-  wait $pid; local rc=$? took=$((SECONDS - t0))
-  if ((rc == 124 || rc == 137)); then fail "$name" "client still running 240 s after the fault"
-  elif ! check "$dir/$name.json" --kept 1 >/dev/null; then fail "$name" "completed points lost: $(check "$dir/$name.json" --kept 1)"
-  elif ((rc == 0)) && [[ $1 == kill ]]; then fail "$name" "client exited 0 although the server was killed"
-  elif ((took > 60)); then fail "$name" "client took $took s after the fault"
-  else ok "$name (client exit $rc after $took s: $(grep -m1 -i 'error\|fail\|lost\|closed' "$dir/$name.log" | cut -c1-120))"; fi
-}
-midtest killed kill
-ask restart
-midtest linkdown flap 3
-ask restart
+midtests
 ridden_out
 
 # 6. netem on a's NIC: each run completes with exact counts or fails in one line
