@@ -86,7 +86,7 @@ static int launch_on_hosts(const std::string& list, int argc, char** argv) {
   if (mesh_detail::under_mpi_launcher())
     throw cli::UsageError("--hosts starts mpirun itself: drop it when mpirun or srun starts rdmasweep mesh");
   const std::vector<mesh_detail::HostSlots> hosts = mesh_detail::parse_hosts(list);
-  const std::vector<std::string> unreachable = mesh_detail::unreachable_hosts(hosts, 5);
+  const std::vector<std::string> unreachable = mesh_detail::unreachable_hosts(hosts, 5, 60);
   for (const std::string& line : unreachable) std::fprintf(stderr, "rdmasweep mesh: %s\n", line.c_str());
   if (!unreachable.empty()) return kFailed;
   std::vector<std::string> cmd = mesh_detail::mpirun_argv(hosts, self_exe(), mesh_detail::without_hosts(argc, argv));

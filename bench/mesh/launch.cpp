@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstdlib>
@@ -121,14 +122,14 @@ std::string reason(const Probe& p, bool timed_out) {
 
 }  // namespace
 
-std::vector<std::string> unreachable_hosts(const std::vector<HostSlots>& hosts, int timeout_s) {
+std::vector<std::string> unreachable_hosts(const std::vector<HostSlots>& hosts, int connect_s, int answer_s) {
   std::vector<Probe> probes(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) {
     probes[i].host = hosts[i].host;
-    start_probe(probes[i], timeout_s);
+    start_probe(probes[i], connect_s);
   }
   // ConnectTimeout bounds the connection, not a host that accepts and then stalls.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s + 5);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(answer_s, connect_s));
   size_t running = probes.size();
   while (running > 0 && std::chrono::steady_clock::now() < deadline) {
     for (Probe& p : probes)

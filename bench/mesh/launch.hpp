@@ -26,9 +26,11 @@ std::vector<std::string> mpirun_argv(const std::vector<HostSlots>& hosts, const 
                                      const std::vector<std::string>& mesh_args);
 
 // Asks every host at once over ssh (BatchMode, no password prompt) to run `true`;
-// returns one line per host that did not, with ssh's own reason. Waits at most
-// `timeout_s` seconds in all.
-std::vector<std::string> unreachable_hosts(const std::vector<HostSlots>& hosts, int timeout_s);
+// returns one line per host that did not, with ssh's own reason. `connect_s` bounds
+// each TCP connection (a host that is down); `answer_s` the whole login, which on a
+// loaded or emulated host can take many seconds of key exchange (a host that
+// accepts and then stalls).
+std::vector<std::string> unreachable_hosts(const std::vector<HostSlots>& hosts, int connect_s, int answer_s);
 
 // Runs under an MPI launcher already (mpirun, srun): --hosts would start a second one.
 bool under_mpi_launcher();

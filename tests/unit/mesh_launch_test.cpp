@@ -62,7 +62,7 @@ bool have_ssh() { return std::system("command -v ssh >/dev/null 2>&1") == 0; }
 // Names under .invalid never resolve (RFC 6761): ssh fails at once, here and on CI.
 TEST(MeshHosts, AHostThatCannotBeReachedIsOneLineWithSshsReason) {
   if (!have_ssh()) GTEST_SKIP() << "no ssh client";
-  std::vector<std::string> lines = unreachable_hosts(parse_hosts("nowhere-a.invalid,nowhere-b.invalid:2"), 5);
+  std::vector<std::string> lines = unreachable_hosts(parse_hosts("nowhere-a.invalid,nowhere-b.invalid:2"), 5, 60);
   ASSERT_EQ(lines.size(), 2u);
   for (const std::string& l : lines) {
     EXPECT_EQ(l.find('\n'), std::string::npos) << l;
