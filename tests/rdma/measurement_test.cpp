@@ -159,9 +159,11 @@ TEST_F(Measurement, InterruptEndsABusyBandwidthPointPromptly) {
   for (const char* op : {"write", "read", "send"}) {
     SCOPED_TRACE(op);
     std::string out = dir_ + "/int-" + op + ".json";
-    Process c(argv({"--op", op, "--mode", "bw", "-q", "4", "-s", "4096", "-D", "30", "--verbose", "--out", out}));
-    ASSERT_NE(c.wait_for_stderr("QPs connected", 120s), "") << c.err();
-    std::this_thread::sleep_for(2s);  // into the measurement, as a user would press Ctrl-C
+    const std::string progress = dir_ + "/int-" + op + ".progress";
+    Process c(argv({"--op", op, "--mode", "bw", "-q", "4", "-s", "4096", "-D", "30", "--progress-file", progress,
+                    "--out", out}));
+    // As the point's loops start (the client says so), as a user would press Ctrl-C.
+    ASSERT_NE(c.wait_for_progress(progress, "^traffic ", 120s), "") << c.err();
     c.signal(SIGINT);
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(c.wait(30s), 130) << c.err();

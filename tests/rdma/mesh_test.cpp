@@ -329,46 +329,25 @@ TEST(Mesh, CqPolicyCapShrinksThePointsOnEveryRank) {
   }
 }
 
-// The pid of mesh rank `rank` (Open MPI tells each rank its number in its environment).
-pid_t rank_pid(int rank) {
-  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
-  std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = d.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmd = read_file(d.path() / "cmdline"), env = read_file(d.path() / "environ");
-    if (cmd.find("mesh") == std::string::npos || cmd.find("mpirun") != std::string::npos) continue;
-    for (size_t at = 0; (at = env.find(want, at)) != std::string::npos; at += want.size())
-      if ((at == 0 || env[at - 1] == '\0') && (at + want.size() == env.size() || env[at + want.size()] == '\0'))
-        return static_cast<pid_t>(std::stol(name));
-  }
-  return -1;
-}
-
 // A rank stopped (SIGSTOP) in the middle of a sweep: the others notice it within
 // 3 x --timeout (at least 10 s), rank 0 names it and the flows it took down in the
 // results, the phase's other flows keep their results, and the job ends non-zero
-// instead of hanging. (Where the stop lands is up to timing: in a phase's
-// measurement, or in its setup, when every flow of the phase fails naming the rank.)
+// instead of hanging. The stop lands as rank 3 reports a flow's traffic in a phase
+// after the first (its --progress-file line), so inside a phase where it has a flow.
 TEST(Mesh, StoppedRankIsNamedWithItsFlowsAndTheJobEnds) {
   REQUIRE_MESH();
-  const std::string out = temp_dir() + "/mesh.json";
+  const std::string dir = temp_dir(), out = dir + "/mesh.json", progress = dir + "/mesh.progress";
   std::vector<std::string> argv = mpirun(4);
   for (const char* a : {"--pattern", "pairs", "--schedule", "matching", "--op", "write", "-q", "1", "-s", "4096", "-D", "3",
                         "--warmup", "10", "--timeout", "3"})
     argv.push_back(a);
-  argv.insert(argv.end(), {"--out", out});
+  argv.insert(argv.end(), {"--out", out, "--progress-file", progress});
   Process job(argv);
-  // The first phase's two flows are in: the sweep is under way.
-  const auto deadline = std::chrono::steady_clock::now() + 180s;
-  while (std::chrono::steady_clock::now() < deadline && job.running()) {
-    json d = load(out);
-    if (d.is_object() && d["benchmarks"].size() >= 2) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(job.running()) << job.err();
-  const pid_t victim = rank_pid(3);
-  ASSERT_GT(victim, 0) << "rank 3 not found";
+  const std::string line = job.wait_for_progress(progress, R"(^traffic \S+/phase:[1-9][0-9]* pid=[0-9]+ rank=3 )", 180s);
+  ASSERT_NE(line, "") << "rank 3 reported no flow after the first phase\n" << job.err();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(R"( pid=([0-9]+) )"))) << line;
+  const pid_t victim = static_cast<pid_t>(std::stol(m[1]));
   ASSERT_EQ(kill(victim, SIGSTOP), 0);
   const int code = job.wait(120s);
   kill(victim, SIGKILL);
@@ -384,6 +363,7 @@ TEST(Mesh, StoppedRankIsNamedWithItsFlowsAndTheJobEnds) {
   const std::string reason = ctx.value("incomplete_reason", "");
   EXPECT_NE(reason.find("rank 3 ("), std::string::npos) << reason;
   const bool mid_measurement = reason.find(" in phase ") != std::string::npos;
+  EXPECT_TRUE(mid_measurement) << "stopped as its flow's traffic started, yet not named mid-phase: " << reason;
   int failed_phase = -1;
   for (const json& b : doc["benchmarks"]) {
     // Duration flows sample throughput over time by default, as the client's points.

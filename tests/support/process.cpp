@@ -122,6 +122,20 @@ std::string Process::wait_for_stderr(const std::string& needle, std::chrono::mil
   return "";
 }
 
+std::string Process::wait_for_progress(const std::string& path, const std::string& pattern,
+                                       std::chrono::milliseconds timeout) {
+  const std::regex want(pattern);
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    std::istringstream lines(read_file(path));
+    for (std::string line; std::getline(lines, line);)
+      if (std::regex_search(line, want)) return line;
+    if (!running()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
 bool send_raw_and_wait_close(const std::string& port, const std::string& bytes, std::chrono::milliseconds wait) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -32,6 +32,11 @@ class Process {
   std::string err() const;
   // Polls stderr until a line contains `needle`; returns that line or "" on timeout.
   std::string wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout);
+  // Polls the child's --progress-file `path` until a line matches `pattern` (a regex);
+  // returns that line, or "" once the child has ended or `timeout` passed. For a test
+  // that acts at a moment the run itself reports (a point's traffic), not a guessed one.
+  std::string wait_for_progress(const std::string& path, const std::string& pattern,
+                                std::chrono::milliseconds timeout);
 
  private:
   pid_t pid_ = -1;
