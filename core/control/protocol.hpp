@@ -19,7 +19,9 @@
 
 namespace rdmasweep::control {
 
-constexpr uint16_t kProtocolVersion = 3;  // 2: TICK heartbeats, Hello::timeout_ms; 3: SETUP first, ABANDON
+// 2: TICK heartbeats, Hello::timeout_ms; 3: SETUP first, ABANDON; 4: SEND credit counts in
+// 64-byte slots (kCreditSlotWords), READ whole
+constexpr uint16_t kProtocolVersion = 4;
 constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxPayload = 64u << 20;  // room for the QP data of 65536 QPs
 constexpr uint32_t kMaxQps = 1u << 20;  // matches the configuration limit

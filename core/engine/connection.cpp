@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 
@@ -236,10 +237,11 @@ void TestResources::register_memory(uint64_t bytes) {
     }
   }
   if (needs_send_credit(cfg, dev)) {
-    // [this side's receive counts, per QP][where its READs of the peer's land, per QP]
-    credit_words.reset(new uint64_t[2 * cfg.work.qps]());
-    credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()),
-                                          2 * cfg.work.qps * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+    // [this side's receive counts, a slot per QP][where its READs of the peer's land, a slot per QP]
+    const size_t words = size_t{2} * cfg.work.qps * kCreditSlotWords;
+    credit_words.reset(new uint64_t[words]());
+    credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()), words * sizeof(uint64_t),
+                                          IBV_ACCESS_LOCAL_WRITE);
     counts_receives_ = posts_receives(cfg, role);
     if (role == Role::Initiator || cfg.knobs.bidir) {
       // A shared receive queue's receives serve all of a thread's QPs: each gets its share.
@@ -318,7 +320,7 @@ void TestResources::fill_read_pattern() {
 void TestResources::open_window() {
   if (counts_receives_ && !credit_window)
     credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(receive_counts()),
-                                              cfg.work.qps * sizeof(uint64_t),
+                                              cfg.work.qps * kCreditSlotWords * sizeof(uint64_t),
                                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
   int acc = remote_access(cfg, dev, role);
   if (acc == 0) return;
@@ -446,29 +448,59 @@ void TestResources::post_receives() {
   }
 }
 
-void fence_writes(TestResources& res, std::chrono::milliseconds timeout) {
-  constexpr uint64_t kFence = ~uint64_t{0};  // no WrId of the loops': they are done
+
+bool FenceRoute::take(const ibv_wc& wc) {
+  const auto at = where.find(wc.qp_num);
+  if (at == where.end()) return false;
+  const auto [lane, q] = at->second;
+  if (wc.wr_id == kFence) {
+    --left;
+    return true;
+  }
+  // A WR of the loop still queued (a WRITE ping's completion the latency loop left
+  // behind): retired as the loop would have, or the QP's count lags for its life and
+  // a reused shape waits for a completion this fence took.
+  if (!(wc.opcode & IBV_WC_RECV) && !WrId::is_credit(wc.wr_id) && WrId::qp(wc.wr_id) == q)
+    (*sq[lane])[q].retire(WrId::seq(wc.wr_id));
+  return false;
+}
+
+void fence_writes(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout) {
   // One byte, not zero: Soft-iWARP answers a zero-length READ that comes in while it is
   // sending (--bidir) with a stale SGE of its last WQE and ends the connection.
-  for (uint32_t q = 0; q < res.qps.size(); ++q) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(res.fence_word.get()), 1, res.fence_mr.lkey()};
-    ibv_send_wr wr = verbs::signaled_read(kFence, &sge, res.remote.rx_region(q), res.remote.rkey_of(q));
-    ibv_send_wr* bad = nullptr;
-    verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
-                    "ibv_post_send(one-byte READ behind QP " + std::to_string(q) + "'s WRITEs)");
+  FenceRoute route;
+  std::vector<ibv_cq*> cqs;  // each once: --cq-scope process gives every lane the same
+  for (uint32_t l = 0; l < lanes.size(); ++l) {
+    TestResources& res = *lanes[l];
+    route.sq.push_back(&res.sq);
+    ibv_cq* cq = res.completion_queue().get();
+    if (std::find(cqs.begin(), cqs.end(), cq) == cqs.end()) cqs.push_back(cq);
+    for (uint32_t q = 0; q < res.qps.size(); ++q) {
+      route.where[res.qps[q].qpn()] = {l, q};
+      ibv_sge sge{reinterpret_cast<uintptr_t>(res.fence_word.get()), 1, res.fence_mr.lkey()};
+      ibv_send_wr wr = verbs::signaled_read(FenceRoute::kFence, &sge, res.remote.rx_region(q), res.remote.rkey_of(q));
+      ibv_send_wr* bad = nullptr;
+      verbs::check_rc(ibv_post_send(res.qps[q].get(), &wr, &bad),
+                      "ibv_post_send(one-byte READ behind QP " + std::to_string(q) + "'s WRITEs)");
+      ++route.left;
+    }
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (size_t left = res.qps.size(); left > 0;) {
-    ibv_wc wc[16];
-    int n = ibv_poll_cq(res.completion_queue().get(), 16, wc);
-    if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
-    for (int i = 0; i < n; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS)
-        throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "one-byte READ behind the WRITEs"),
-                                     wc[i].status);
-      if (wc[i].wr_id == kFence) --left;
+  while (route.left > 0) {
+    int polled = 0;
+    for (ibv_cq* cq : cqs) {
+      ibv_wc wc[16];
+      const int n = ibv_poll_cq(cq, 16, wc);
+      if (n < 0) throw verbs::Error("ibv_poll_cq failed while waiting for the WRITEs to land");
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS)
+          throw verbs::CompletionError(verbs::completion_error(wc[i], 0, "one-byte READ behind the WRITEs"),
+                                       wc[i].status);
+        route.take(wc[i]);
+      }
+      polled += n;
     }
-    if (n == 0 && std::chrono::steady_clock::now() > deadline)
+    if (polled == 0 && std::chrono::steady_clock::now() > deadline)
       throw verbs::Error("the WRITEs had not landed at the peer " + std::to_string(timeout.count() / 1000) +
                          " s after their completions (no answer to a one-byte READ behind them)");
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -75,10 +76,24 @@ void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
 class SharedCq;
 class TestResources;
 
-// Returns once every WRITE posted on `res`'s QPs has landed at the peer: a one-byte
+// Returns once every WRITE posted on the lanes' QPs has landed at the peer: a one-byte
 // READ behind them on each QP answers only then. Needed on iWARP, which completes a
 // WRITE once TCP has its data (PointResources::fence_writes says when it is used).
-void fence_writes(TestResources& res, std::chrono::milliseconds timeout);
+// Every lane at once: with --cq-scope process they share one CQ.
+void fence_writes(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout);
+
+// What fence_writes polls, routed by qp_num: its own READs counted down, and any WR of
+// a loop still queued retired in its QP's send-queue count (SendQueue), as the loop
+// would have retired it.
+struct FenceRoute {
+  static constexpr uint64_t kFence = ~uint64_t{0};  // its READs' wr_id: no WrId of the loops'
+
+  std::vector<std::vector<SendQueue>*> sq;                  // per lane, per QP
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> where;  // qp_num -> (lane, QP index)
+  size_t left = 0;                                          // fence READs not yet completed
+  // True for a fence READ's completion.
+  bool take(const ibv_wc& wc);
+};
 
 // One thread's share of a point (all of it with one thread): its QPs, buffers and CQ.
 class TestResources {
@@ -148,14 +163,14 @@ class TestResources {
   // SEND on iWARP (needs_send_credit): the sender's credit window per QP, the receives
   // the receiver keeps posted beyond those it took (0: no credit scheme on this side).
   uint32_t send_credit = 0;
-  // Two words per QP: this side's receive counts, then where its READs of the peer's
-  // land. Outlives the regions over it (declared before the PD).
+  // Two slots of kCreditSlotWords per QP: this side's receive counts, then where its
+  // READs of the peer's land. Outlives the regions over it (declared before the PD).
   std::unique_ptr<uint64_t[]> credit_words;
-  // This side's count of reposted receives per QP, which the peer READs; null where the
-  // peer sends on no credit.
+  // This side's count of reposted receives per QP (QP q's at [q * kCreditSlotWords]),
+  // which the peer READs; null where the peer sends on no credit.
   uint64_t* receive_counts() const { return counts_receives_ ? credit_words.get() : nullptr; }
   // Where this side's READs of the peer's counts land, per QP (send_credit > 0).
-  uint64_t* credit_landing() const { return credit_words.get() + cfg.work.qps; }
+  uint64_t* credit_landing() const { return credit_words.get() + cfg.work.qps * kCreditSlotWords; }
   // WRITE on iWARP (fences_writes): where the fence READs' byte lands.
   std::unique_ptr<uint64_t[]> fence_word;
 

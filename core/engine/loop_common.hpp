@@ -190,7 +190,7 @@ class Receives {
   // SEND on iWARP: one more receive of QP q is posted, in the count the sender READs
   // (core/engine/send_credits.hpp); stored after the repost, so no credit runs ahead of it.
   void grant(uint32_t q) {
-    if (credit_ != nullptr) credit_[q] = credit_[q] + 1;
+    if (credit_ != nullptr) credit_[q * kCreditSlotWords] = credit_[q * kCreditSlotWords] + 1;
   }
   const TestResources& r_;
   ibv_srq* srq_;

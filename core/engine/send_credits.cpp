@@ -18,9 +18,8 @@ CreditReads make_credit_reads(const TestResources& r) {
   cr.wr.assign(nqp, ibv_send_wr{});
   cr.sge.assign(nqp, ibv_sge{});
   for (uint32_t q = 0; q < nqp; ++q) {
-    cr.sge[q] = ibv_sge{reinterpret_cast<uint64_t>(r.credit_landing() + q), sizeof(uint64_t), r.credit_mr.lkey()};
-    cr.wr[q] = verbs::signaled_read(WrId::credit(q), &cr.sge[q], r.remote.credit_addr + q * sizeof(uint64_t),
-                                    r.remote.credit_rkey);
+    cr.wr[q] = credit_read(q, &cr.sge[q], r.credit_landing(), r.credit_mr.lkey(), r.remote.credit_addr,
+                           r.remote.credit_rkey);
     cr.in_flight += r.sq[q].reading;
   }
   return cr;

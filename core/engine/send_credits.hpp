@@ -5,6 +5,7 @@
 // has reposted per QP (Receives::complete) in a word the sender may READ; the sender
 // posts a SEND only while it stays within that count plus the receives posted at
 // connect (the window), and READs the count again when half the window is used.
+// Each count has a slot of its own, READ whole (kCreditSlotWords: why).
 // Internal to core/loop_*.cpp.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "core/engine/loop_common.hpp"
+#include "core/verbs/queue_pair.hpp"
 
 namespace rdmasweep {
 class TestResources;
@@ -24,15 +26,15 @@ namespace rdmasweep::detail {
 struct CreditReads {
   uint32_t window = 0;               // receives the peer keeps posted per QP beyond those it took
   uint32_t reserve = 1;              // send-queue slots a READ in flight keeps (read_fits)
-  std::vector<ibv_send_wr> wr;       // per QP: an 8-byte READ of the peer's count of that QP
+  std::vector<ibv_send_wr> wr;       // per QP: a READ of the peer's slot of that QP (credit_read)
   std::vector<ibv_sge> sge;
-  const volatile uint64_t* landed = nullptr;  // where those READs land, per QP
+  const volatile uint64_t* landed = nullptr;  // where those READs land, a slot per QP
   uint32_t in_flight = 0;
 
   // Takes QP q's READ completion: the count it read, never beyond what was sent (a
   // count read while being written must not grant what was never posted).
   void take(SendQueue& s, uint32_t q) {
-    uint64_t v = landed[q];
+    uint64_t v = landed[q * kCreditSlotWords];
     if (v > s.posted) v = s.posted;
     if (v > s.granted) s.granted = v;
     s.reading = false;
@@ -50,6 +52,16 @@ struct CreditReads {
 // for itself).
 inline bool read_fits(const SendQueue& s, uint32_t depth, uint32_t every, uint32_t reserve) {
   return s.outstanding() + reserve <= depth || s.outstanding() == every - s.until_signal;
+}
+
+// QP q's credit READ (into `sge`): the whole slot of q's count among the peer's counts
+// at `remote`, landing in slot q at `landing`; never just the 8-byte count
+// (kCreditSlotWords says why).
+inline ibv_send_wr credit_read(uint32_t q, ibv_sge* sge, const uint64_t* landing, uint32_t lkey, uint64_t remote,
+                               uint32_t rkey) {
+  constexpr uint32_t slot = kCreditSlotWords * sizeof(uint64_t);
+  *sge = ibv_sge{reinterpret_cast<uint64_t>(landing + q * kCreditSlotWords), slot, lkey};
+  return verbs::signaled_read(WrId::credit(q), sge, remote + uint64_t{q} * slot, rkey);
 }
 
 // Posts QP q's credit READ when half its window is used and more SENDs are to come

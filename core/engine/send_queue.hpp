@@ -9,6 +9,14 @@
 
 namespace rdmasweep {
 
+// SEND on iWARP (core/engine/send_credits.hpp): each QP's receive count is the first word
+// of a 64-byte slot of its own, and the sender READs the whole slot. Soft-iWARP copies a
+// READ response of up to 32 bytes with copy_from_user whenever a post_send on that QP is
+// in progress, even from its transmit thread, which has no user memory: the copy fails
+// (EFAULT) and the QP ends, flushing everything posted (an 8-byte READ of the count did,
+// with --bidir). Longer responses it sends from the registered pages, in any context.
+constexpr uint32_t kCreditSlotWords = 8;
+
 struct SendQueue {
   uint64_t posted = 0;
   uint64_t completed = 0;

@@ -300,7 +300,7 @@ TEST_F(Faults, RkeysDoNotOutliveTheirTest) {
   try {
     run_bw_initiator(*res, 5, 0, ctl);
     // iWARP completes a WRITE once TCP has it: the refusal comes behind it.
-    if (fabric.dev.is_iwarp()) fence_writes(*res, 5s);
+    if (fabric.dev.is_iwarp()) fence_writes({res}, 5s);
   } catch (const std::exception& x) {
     e = x.what();
   }

@@ -2,6 +2,7 @@
 // the fake device: no QP ever has more SENDs out than the receiver's count plus its
 // window, whatever the post list; the counts stay exact; the loop ends with no credit
 // READ in flight. And without credit the same receiver is overrun, so the check bites.
+// Each READ takes its QP's whole 64-byte slot, never a response Soft-iWARP may fail.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,18 +17,20 @@ namespace {
 using testing::FakeDevice;
 
 // The receiver: it takes one message per QP each poll (so the sender, completing at
-// once, runs ahead), and a credit READ reads its count when posted.
+// once, runs ahead), and a credit READ reads its count when posted, into the slot the
+// READ names (QP q's count is the first word of slot q).
 struct SlowReceiver {
   FakeDevice& fake;
   uint32_t window;  // receives it keeps posted beyond those taken
-  std::vector<uint64_t> sent, taken, landed;
+  std::vector<uint64_t> sent, taken, landed;  // landed: a slot of kCreditSlotWords per QP
   uint64_t credit_reads = 0, overruns = 0;
 
-  SlowReceiver(FakeDevice& f, uint32_t nqp, uint32_t w) : fake(f), window(w), sent(nqp), taken(nqp), landed(nqp) {}
+  SlowReceiver(FakeDevice& f, uint32_t nqp, uint32_t w) : fake(f), window(w), sent(nqp), taken(nqp),
+                                                        landed(nqp * kCreditSlotWords) {}
   int post(uint32_t q, ibv_send_wr* w) {
     if (WrId::is_credit(w->wr_id)) {
       ++credit_reads;
-      landed[q] = taken[q];
+      landed.at((w->sg_list->addr - reinterpret_cast<uint64_t>(landed.data())) / sizeof(uint64_t)) = taken[q];
       return fake.post(q, w);
     }
     for (ibv_send_wr* x = w; x != nullptr; x = x->next) overruns += ++sent[q] > taken[q] + window;
@@ -77,11 +80,8 @@ struct CreditedPoint {
     cr.reserve = reserve;
     cr.landed = rx.landed.data();
     cr.wr.assign(sq.size(), ibv_send_wr{});
-    for (uint32_t q = 0; q < sq.size(); ++q) {
-      cr.wr[q].wr_id = WrId::credit(q);
-      cr.wr[q].opcode = IBV_WR_RDMA_READ;
-      cr.wr[q].send_flags = IBV_SEND_SIGNALED;
-    }
+    cr.sge.assign(sq.size(), ibv_sge{});
+    for (uint32_t q = 0; q < sq.size(); ++q) cr.wr[q] = detail::credit_read(q, &cr.sge[q], rx.landed.data(), 1, 0, 2);
     return cr;
   }
 };
@@ -137,7 +137,8 @@ TEST(SendCredit, WithoutCreditTheSameReceiverIsOverrun) {
 // A count read while being written can come back larger than the truth: it never
 // grants more than was sent.
 TEST(SendCredit, ACountPastWhatWasSentGrantsNoMore) {
-  std::vector<uint64_t> landed = {1000};
+  std::vector<uint64_t> landed(kCreditSlotWords);
+  landed[0] = 1000;
   detail::CreditReads cr;
   cr.window = 4;
   cr.landed = landed.data();
@@ -149,6 +150,32 @@ TEST(SendCredit, ACountPastWhatWasSentGrantsNoMore) {
   EXPECT_EQ(s.granted, 10u);
   EXPECT_FALSE(s.reading);
   EXPECT_EQ(cr.in_flight, 0u);
+}
+
+// Soft-iWARP copies a READ response of up to 32 bytes with copy_from_user while a
+// post_send on the QP is in progress, also from its transmit thread, where the copy
+// fails and ends the connection (Provider.CreditReadsSurviveBothWaysOnAnSrq). So QP q's
+// credit READ asks for its whole 64-byte slot: the peer's slot q, landing in this side's
+// slot q, apart from every other QP's.
+TEST(SendCredit, EachReadTakesItsQpsWholeSlotLongerThanSoftIwarpCopiesInline) {
+  constexpr uint32_t kSiwInlineCopyMax = 32;  // siw's MAX_HDR_INLINE
+  std::vector<uint64_t> landing(4 * kCreditSlotWords);
+  const uint64_t remote = 0x10000;
+  for (uint32_t q = 0; q < 4; ++q) {
+    SCOPED_TRACE("QP " + std::to_string(q));
+    ibv_sge sge{};
+    const ibv_send_wr w = detail::credit_read(q, &sge, landing.data(), 7, remote, 9);
+    EXPECT_EQ(w.opcode, IBV_WR_RDMA_READ);
+    EXPECT_EQ(w.wr_id, WrId::credit(q));
+    EXPECT_TRUE(w.send_flags & IBV_SEND_SIGNALED);
+    ASSERT_EQ(w.sg_list, &sge);
+    EXPECT_GT(sge.length, kSiwInlineCopyMax);
+    EXPECT_EQ(sge.length, kCreditSlotWords * sizeof(uint64_t));
+    EXPECT_EQ(sge.addr, reinterpret_cast<uint64_t>(&landing[q * kCreditSlotWords]));
+    EXPECT_EQ(sge.lkey, 7u);
+    EXPECT_EQ(w.wr.rdma.remote_addr, remote + q * sge.length);
+    EXPECT_EQ(w.wr.rdma.rkey, 9u);
+  }
 }
 
 }  // namespace
