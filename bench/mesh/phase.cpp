@@ -24,6 +24,7 @@
 #include "core/config/knobs.hpp"
 #include "core/engine/connection.hpp"
 #include "core/engine/loop.hpp"
+#include "core/point/lanes.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/point/point_protocol.hpp"
 #include "core/results/document.hpp"
@@ -126,24 +127,25 @@ std::string stop_cost(const std::vector<json>& phase_entries, const std::set<int
 // Runs body(end) for every end at once, each on a thread of its own, while this
 // (main) thread carries their messages over MPI until every end is done; a peer rank
 // found gone ends the ends that wait for it, naming the rank. An end the peer's
-// failure stopped records nothing (the peer reports its own).
+// failure stopped records nothing (the peer reports its own). When an end's thread
+// cannot start, every end of this rank fails with that error: the started ones stop
+// at their links' next wait (Postbox::fail) and are joined, the others tell their
+// peers, so that no rank waits for them until its timeout.
 void on_every_end(Ends& ends, Postbox& box, const std::function<void(FlowEnd&)>& body) {
   std::atomic<size_t> finished{0};
   std::vector<std::thread> threads;
-  for (auto& fe : ends) {
-    FlowEnd* p = fe.get();
-    threads.emplace_back([p, &body, &finished] {
-      try {
-        body(*p);
-      } catch (const control::PeerFailed&) {
-      } catch (const PeerAbandoned& a) {
-        p->error = a.why;
-      } catch (const std::exception& e) {
-        p->error = e.what();
-      }
-      finished.fetch_add(1);
-    });
-  }
+  auto run = [&ends, &body, &finished](uint32_t i) {
+    FlowEnd* p = ends[i].get();
+    try {
+      body(*p);
+    } catch (const control::PeerFailed&) {
+    } catch (const PeerAbandoned& a) {
+      p->error = a.why;
+    } catch (const std::exception& e) {
+      p->error = e.what();
+    }
+    finished.fetch_add(1);
+  };
   auto pump = [&box] {
     try {
       box.pump(poll_liveness());
@@ -151,6 +153,17 @@ void on_every_end(Ends& ends, Postbox& box, const std::function<void(FlowEnd&)>&
       box.fail(e.what());  // a malformed message: every end stops, with this error
     }
   };
+  try {
+    start_threads(threads, 0, static_cast<uint32_t>(ends.size()), "this rank's flow ends",
+                  "raise the limit or run fewer flows at once", run, [&box](const std::string& why) { box.fail(why); });
+  } catch (const ThreadStartError& e) {
+    for (size_t i = e.index; i < ends.size(); ++i) {
+      ends[i]->error = e.what();
+      ends[i]->link->send(control::MsgType::Error, {{"message", e.what()}});
+    }
+    pump();
+    return;
+  }
   wait_until([&] { return finished.load() == ends.size(); }, pump);
   for (std::thread& t : threads) t.join();
   pump();  // what the ends said last (READY, RESULT, an ERROR) goes out too
@@ -212,6 +225,9 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
         fe.reused = true;
       } else {
         fe.res = std::make_unique<PointResources>(fabric->dev, fabric->gid, cfg, fe.initiator ? Role::Initiator : Role::Target);
+        // Both ends of a flow agree on reads and atomics in flight, as client and server do.
+        const size_t peer = static_cast<size_t>(fe.initiator ? fe.flow.dst : fe.flow.src);
+        if (peer < rd_atom.size()) fe.res->limit_reads(rd_atom[peer]);
       }
     }
   } catch (const std::exception& e) {

@@ -73,8 +73,7 @@ uint32_t effective_signal_every(const TestConfig& c) {
   return (fetches(c.work.op) && c.work.mode == Mode::Lat) ? 1 : c.knobs.signal_every;
 }
 
-// One thread's QPs (and its shared receive queue): what its own CQ must hold.
-static uint64_t thread_cq_entries(const TestConfig& c) {
+uint64_t thread_cq_entries(const TestConfig& c) {
   uint64_t sig = effective_signal_every(c);
   if (sig == 0) sig = 1;  // not yet validated (names of invalid points are built for their error messages)
   uint64_t per_qp = (c.knobs.tx_depth + sig - 1) / sig;

@@ -95,6 +95,9 @@ uint32_t effective_signal_every(const TestConfig& c);
 // CQ entries one side can have outstanding: per QP, its signaled sends plus, for
 // SEND, its posted receives. The shared CQ must hold at least this many.
 uint64_t required_cq_entries(const TestConfig& c);
+// One thread's QPs (and its shared receive queue): what its own CQ must hold, and
+// what of a shared CQ (--cq-scope process) can be its at once.
+uint64_t thread_cq_entries(const TestConfig& c);
 uint32_t cq_depth_for(const TestConfig& c);  // knobs.cq_depth, or the requirement when 0
 
 // --cq-policy cap: the same point with its queue depths halved (receive depth first,

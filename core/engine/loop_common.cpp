@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <thread>
 
@@ -180,6 +182,24 @@ SharedCq::SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vec
   for (Mailbox& m : box_) m.ring.resize(depth);
 }
 
+uint64_t SharedCq::mailbox_bytes() const {
+  uint64_t bytes = 0;
+  for (const Mailbox& m : box_) bytes += m.ring.size() * sizeof(ibv_wc);
+  return bytes;
+}
+
+// Thread t's completions that t has not taken yet are at most what t's own QPs can
+// have outstanding (thread_cq_entries: signaled sends, posted receives): a send-queue
+// slot or a receive is given back only when t itself takes its completion, so t
+// never has more in flight, whatever the other threads hold. Its mailbox holds some
+// of those. Every knob that bound depends on shapes the resources (same_shape), so a
+// point reusing them has the same one. Plus one: a QP in error flushes its unsignaled
+// sends too, past the bound; its thread stops at the first failure, so the mailbox
+// keeps that one and drops what follows (give).
+uint32_t mailbox_depth(const TestConfig& cfg) {
+  return static_cast<uint32_t>(std::min<uint64_t>({thread_cq_entries(cfg), cq_depth_for(cfg), UINT32_MAX - 1})) + 1;
+}
+
 int SharedCq::take(Mailbox& m, int n, ibv_wc* out) {
   lock(m);
   const uint32_t cap = static_cast<uint32_t>(m.ring.size());
@@ -194,15 +214,20 @@ int SharedCq::take(Mailbox& m, int n, ibv_wc* out) {
 void SharedCq::give(uint32_t lane, const ibv_wc& wc) {
   Mailbox& m = box_[lane];
   lock(m);
+  if (m.failed) {  // its thread stops at the failure it holds and never takes this
+    unlock(m);
+    return;
+  }
   const uint32_t cap = static_cast<uint32_t>(m.ring.size());
   const uint32_t c = m.count.load(std::memory_order_relaxed);
   if (c == cap) {
     unlock(m);
-    // Cannot happen while the CQ is sized for everything outstanding (validate()).
+    // Cannot happen while the CQ is sized for everything outstanding (mailbox_depth).
     throw verbs::Error("shared CQ: thread " + std::to_string(lane) + "'s mailbox is full (" + std::to_string(cap) +
                        " completions): the CQ holds more than it was sized for");
   }
   m.ring[(m.head + c) % cap] = wc;
+  m.failed = wc.status != IBV_WC_SUCCESS;
   m.count.store(c + 1, std::memory_order_release);
   unlock(m);
 }

@@ -13,14 +13,16 @@
 
 #include <infiniband/verbs.h>
 
+#include "core/config/config.hpp"
 #include "core/engine/qpn_table.hpp"
 
 namespace rdmasweep {
 
 class SharedCq {
  public:
-  // `lanes` maps every QP on the CQ (`qpns`) to its thread; `depth` bounds what can
-  // be outstanding, so a mailbox never grows in the loop.
+  // `lanes` maps every QP on the CQ (`qpns`) to its thread; `depth`, each thread's
+  // mailbox (mailbox_depth), bounds what can be handed to it, so a mailbox never
+  // grows in the loop.
   SharedCq(ibv_cq* cq, const std::vector<uint32_t>& qpns, const std::vector<uint32_t>& lanes, uint32_t nlanes,
            uint32_t depth);
   SharedCq(const SharedCq&) = delete;
@@ -32,13 +34,17 @@ class SharedCq {
   // --poll-batch, so a point reusing the resources polls its own batch.
   int poll(uint32_t lane, int n, ibv_wc* out);
 
+  uint32_t mailbox_capacity(uint32_t lane) const { return static_cast<uint32_t>(box_[lane].ring.size()); }
+  uint64_t mailbox_bytes() const;  // every mailbox's ring
+
  private:
   int poll_locked(uint32_t lane, int n, ibv_wc* out);
   struct alignas(64) Mailbox {  // one cache line of control per thread: no false sharing
     std::atomic_flag lock = ATOMIC_FLAG_INIT;
     std::atomic<uint32_t> count{0};
     uint32_t head = 0;
-    std::vector<ibv_wc> ring;  // capacity: the CQ's depth
+    bool failed = false;       // holds a failed completion, where its thread stops
+    std::vector<ibv_wc> ring;  // capacity: mailbox_depth(), one thread's share of the CQ
   };
   void lock(Mailbox& m) {
     while (m.lock.test_and_set(std::memory_order_acquire)) {
@@ -54,5 +60,10 @@ class SharedCq {
   std::vector<uint32_t> lane_;   // its thread
   std::vector<Mailbox> box_;
 };
+
+// The `depth` of a point's SharedCq: what of the CQ can be one thread's at once (its
+// own QPs' outstanding work), not the whole CQ, so the mailboxes grow with the
+// threads, not with their square.
+uint32_t mailbox_depth(const TestConfig& cfg);
 
 }  // namespace rdmasweep

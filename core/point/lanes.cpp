@@ -2,10 +2,12 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "core/config/refusals.hpp"
@@ -36,7 +38,7 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
         qpns.push_back(qp.qpn());
         owner.push_back(t);
       }
-    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, cq_depth_for(cfg));
+    router_ = std::make_unique<SharedCq>(shared_cq_.get(), qpns, owner, n, mailbox_depth(cfg));
     for (auto& l : lanes_) l->cq_router = router_.get();
   }
 }
@@ -57,7 +59,7 @@ void PointResources::close_window() {
 
 void PointResources::fence_writes(std::chrono::milliseconds timeout) {
   if (!fences_writes(cfg(), lanes_[0]->dev)) return;
-  for (auto& l : lanes_) rdmasweep::fence_writes(*l, timeout);  // lane by lane: they may share a CQ
+  rdmasweep::fence_writes(lanes(), timeout);
 }
 
 std::vector<control::Endpoint> PointResources::local_endpoints() const {
@@ -129,10 +131,37 @@ void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   if (first_error) std::rethrow_exception(first_error);
 }
 
+std::string nproc_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NPROC, &rl) != 0) return "unknown";
+  return rl.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(rl.rlim_cur);
+}
+
 }  // namespace
 
+void start_threads(std::vector<std::thread>& started, uint32_t first, uint32_t n, const std::string& what,
+                   const std::string& fix, const std::function<void(uint32_t)>& body,
+                   const std::function<void(const std::string&)>& stop, const ThreadStarter& start) {
+  started.reserve(started.size() + (n - first));  // so that only a thread's start can throw
+  for (uint32_t i = first; i < n; ++i) {
+    try {
+      std::function<void()> fn = [body, i] { body(i); };  // a copy: `body` may be a temporary
+      started.push_back(start ? start(std::move(fn)) : std::thread(std::move(fn)));
+    } catch (const std::exception& e) {
+      const auto* sys = dynamic_cast<const std::system_error*>(&e);
+      const std::string why = "cannot start thread " + std::to_string(i + 1) + " of " + std::to_string(n) + " for " +
+                              what + ": " + (sys ? sys->code().message() : e.what()) +
+                              " (the process limit RLIMIT_NPROC, `ulimit -u`, is " + nproc_limit() + "): " + fix;
+      stop(why);
+      for (std::thread& t : started) t.join();
+      started.clear();
+      throw ThreadStartError(why, i);
+    }
+  }
+}
+
 void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
-                 const std::function<void(uint32_t, const RunControl&)>& body) {
+                 const std::function<void(uint32_t, const RunControl&)>& body, const ThreadStarter& start) {
   const bool pin = place != nullptr && place->pins(n);
   if (n == 1) {
     std::unique_ptr<PinCaller> pinned;
@@ -155,11 +184,11 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
   others.on_idle = [&] {
     if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
   };
-  ThreadBarrier start(n);
+  ThreadBarrier together(n);
   auto run = [&](uint32_t t) {
     try {
       if (pin && t > 0) pin_this_thread(place->cpu_of(t));
-      start.wait(others.on_idle);  // a thread that failed to start never arrives
+      together.wait(others.on_idle);  // a thread that failed to start never arrives
       body(t, each);
     } catch (...) {
       errors[t] = std::current_exception();
@@ -175,7 +204,9 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
       errors[0] = std::current_exception();
       failed.store(true);
     }
-    for (uint32_t t = 1; t < n; ++t) workers.emplace_back(run, t);
+    // Those started wait at the barrier, which gives up once `failed` is set.
+    start_threads(workers, 1, n, "the point", "lower --threads or raise the limit", run,
+                  [&failed](const std::string&) { failed.store(true); }, start);
     if (!errors[0]) run(0);
     for (std::thread& w : workers) w.join();
   }

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/engine/connection.hpp"
@@ -66,14 +69,37 @@ class PointResources {
   std::unique_ptr<CmLinks> cm;
 };
 
+// Starts a thread running its function: std::thread's constructor when empty, which
+// throws std::system_error when the system gives no more threads (EAGAIN at
+// RLIMIT_NPROC). Tests pass one that fails on purpose.
+using ThreadStarter = std::function<std::thread(std::function<void()>)>;
+
+// A thread that could not start; its message names it, the process limit and the fix.
+class ThreadStartError : public std::runtime_error {
+ public:
+  ThreadStartError(const std::string& why, uint32_t first_missing) : std::runtime_error(why), index(first_missing) {}
+  uint32_t index;  // the first of the threads asked for that did not start
+};
+
+// Starts body(i) for every i in [first, n) on a thread of its own, into `started`.
+// When thread i cannot start, unwinding past the started ones would end the process
+// (std::terminate, and a server with every session on it): stop(why) is called, which
+// must make every started body return soon (they may be waiting for the ones that
+// never came), they are joined, and ThreadStartError(why) says "cannot start thread
+// i+1 of n for `what`", the reason, RLIMIT_NPROC and `fix`.
+void start_threads(std::vector<std::thread>& started, uint32_t first, uint32_t n, const std::string& what,
+                   const std::string& fix, const std::function<void(uint32_t)>& body,
+                   const std::function<void(const std::string&)>& stop, const ThreadStarter& start = {});
+
 // Runs body(t, ctl_t) for every lane t at once: lane 0 on the calling thread, the
 // others on threads of their own. Every lane's idle check calls the caller's on_idle
 // (the control channel it reads), one lane at a time, whichever is idle first, so a
 // lane that finished early leaves no other deaf to the peer. All start together after
 // a barrier, pinned when `place` says so; when one fails the others stop at their
-// next idle check, and the first failure is rethrown.
+// next idle check, and the first failure is rethrown. A thread that cannot start
+// fails the point (ThreadStartError), the started ones stopped at the barrier.
 void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
-                 const std::function<void(uint32_t, const RunControl&)>& body);
+                 const std::function<void(uint32_t, const RunControl&)>& body, const ThreadStarter& start = {});
 
 // Waits until all `n` threads arrive (a spinning barrier, reusable). While it waits
 // it calls `check` now and then, which throws to give up (another thread failed).

@@ -4,14 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <numaif.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
-#include <thread>
+#include <cerrno>
+#include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 
 #include "core/config/config.hpp"
 #include "core/engine/shared_cq.hpp"
@@ -202,6 +207,62 @@ TEST(SharedCqPolling, EachQpsCompletionsReachItsThreadInCqOrder) {
   EXPECT_EQ(out_of_order.load(), 0u) << "a QP's completions reached its thread out of CQ order";
 }
 
+// --cq-scope process: each thread's mailbox holds what of the shared CQ can be its
+// (its own QPs' outstanding work), not the whole CQ: memory grows with the threads,
+// not with their square.
+TestConfig shared_point(uint32_t threads, uint32_t qps) {
+  TestConfig c;
+  c.work.op = Op::Send;
+  c.work.qps = qps;
+  c.knobs.threads = threads;
+  c.knobs.cq_scope = CqScope::Process;
+  return c;
+}
+
+TEST(SharedCqMailboxes, EachHoldsItsThreadsShareNotTheWholeCq) {
+  FakeCq fake(fake_poll_cq);
+  const uint32_t own = 4 * (128 / 32 + 512);  // 4 SEND QPs: ceil(tx 128 / signal 32) sends and 512 receives each
+  for (uint32_t threads : {2u, 4u, 16u}) {
+    const TestConfig c = shared_point(threads, 4);
+    std::vector<uint32_t> qpns, lanes;
+    for (uint32_t q = 0; q < 4 * threads; ++q) {
+      qpns.push_back(100 + q);
+      lanes.push_back(q / 4);
+    }
+    SharedCq shared(&fake.cq, qpns, lanes, threads, mailbox_depth(c));
+    for (uint32_t t = 0; t < threads; ++t)  // +1: room for its first failed completion
+      EXPECT_EQ(shared.mailbox_capacity(t), own + 1) << threads << " threads, thread " << t;
+    EXPECT_EQ(shared.mailbox_bytes(), uint64_t{threads} * (own + 1) * sizeof(ibv_wc)) << threads << " threads";
+  }
+}
+
+// The bound holds at its limit: everything thread 1's QP can have outstanding, all
+// polled by thread 0 and handed over before thread 1 takes any, fits. A QP in error
+// flushes its unsignaled SENDs too, past that bound: thread 1 gets the first failure
+// (where its loop stops) and the rest are dropped, not an overflow of their own.
+TEST(SharedCqMailboxes, ItsThreadsWholeOutstandingWorkFitsAndItsFirstFailure) {
+  FakeCq fake(fake_poll_cq);
+  const uint64_t own = 128 / 32 + 512;
+  SharedCq shared(&fake.cq, {7, 8}, {0, 1}, 2, mailbox_depth(shared_point(2, 1)));
+  cq_queue.clear();
+  for (uint64_t i = 0; i < own; ++i) cq_queue.push_back(completion(8, i));
+  for (uint64_t i = 0; i < 128; ++i) {
+    cq_queue.push_back(completion(8, own + i));
+    cq_queue.back().status = IBV_WC_WR_FLUSH_ERR;
+  }
+  std::vector<ibv_wc> out(16);
+  while (!cq_queue.empty()) ASSERT_EQ(shared.poll(0, 16, out.data()), 0);  // every one thread 1's
+  uint64_t seen = 0, failed = 0;
+  for (int got; (got = shared.poll(1, 16, out.data())) > 0;)
+    for (int i = 0; i < got; ++i) {
+      const ibv_wc& wc = out[static_cast<size_t>(i)];
+      EXPECT_EQ(wc.wr_id, seen + failed) << "out of CQ order";
+      (wc.status == IBV_WC_SUCCESS ? seen : failed) += 1;
+    }
+  EXPECT_EQ(seen, own);
+  EXPECT_EQ(failed, 1u);
+}
+
 // Two threads at 1000 messages/s each, sampled every 0.1 s; thread 1 read no clock
 // from 0.2 s to past 0.3 s (it slept through that boundary). The point's series adds
 // the threads' counts at the same boundaries, never sample k of one to sample k of
@@ -249,6 +310,69 @@ TEST(ThreadLanes, AFailingThreadStopsTheOthersAndItsErrorIsReported) {
     EXPECT_STREQ(e.what(), "thread 2 broke");
   }
   EXPECT_EQ(stopped.load(), 2);
+}
+
+// A thread that cannot start (std::thread throws std::system_error, as at
+// RLIMIT_NPROC) must not unwind past the started ones (std::terminate, the whole
+// server gone): they are stopped and joined, and the point fails with one error
+// naming the thread and the limit.
+std::string nproc_limit() {
+  rlimit rl{};
+  getrlimit(RLIMIT_NPROC, &rl);
+  return rl.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(rl.rlim_cur);
+}
+
+TEST(ThreadLanes, AThreadThatCannotStartStopsAndJoinsTheStartedOnes) {
+  std::atomic<int> bodies{0}, ended{0};
+  uint32_t starts = 0;
+  const ThreadStarter start = [&](std::function<void()> fn) {
+    if (++starts == 6) throw std::system_error(EAGAIN, std::generic_category(), "pthread_create");
+    return std::thread([fn, &ended] {
+      fn();
+      ++ended;
+    });
+  };
+  RunControl ctl;
+  try {  // lane 0 is the caller: lanes 1 to 5 start, lane 6 (the 7th thread) cannot
+    run_threads(16, nullptr, ctl, [&](uint32_t, const RunControl&) { ++bodies; }, start);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot start thread 7 of 16 for the point: " + std::generic_category().message(EAGAIN)),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("RLIMIT_NPROC, `ulimit -u`, is " + nproc_limit()), std::string::npos) << what;
+    EXPECT_NE(what.find("lower --threads"), std::string::npos) << what;
+  }
+  EXPECT_EQ(ended.load(), 5) << "the started threads were not all joined";
+  EXPECT_EQ(bodies.load(), 0) << "a lane ran without all the others";
+}
+
+// The same at the real limit, in a child. The limit counts the user's processes and
+// threads, and root is exempt: as root the child takes a user of its own, whose only
+// process it is, so two threads start and the third cannot; as anyone else it
+// cannot start even one.
+const uid_t kLoneUid = 54321;
+
+[[noreturn]] void start_four_threads_at_the_process_limit() {
+  const bool root = getuid() == 0;
+  if (root && (setgid(kLoneUid) != 0 || setuid(kLoneUid) != 0)) _exit(3);
+  const rlim_t limit = root ? 3 : 1;
+  const rlimit lim{limit, limit};
+  if (setrlimit(RLIMIT_NPROC, &lim) != 0) _exit(4);
+  try {
+    run_threads(4, nullptr, RunControl{}, [](uint32_t, const RunControl&) {});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    _exit(0);
+  }
+  _exit(5);
+}
+
+TEST(ThreadLanes, AtTheRealProcessLimitThePointFailsAndTheProcessGoesOn) {
+  const bool root = getuid() == 0;
+  EXPECT_EXIT(start_four_threads_at_the_process_limit(), ::testing::ExitedWithCode(0),
+              std::string("cannot start thread ") + (root ? "4" : "2") +
+                  " of 4 for the point: .*RLIMIT_NPROC, `ulimit -u`, is " + (root ? "3" : "1") + "\\)");
 }
 
 TEST(ThreadLanes, AllThreadsPassTheBarrierTogether) {
