@@ -37,7 +37,8 @@ struct LoopStats {
   std::vector<uint64_t> per_qp;        // messages (bw) or round trips (lat) completed, per QP
   // User + system CPU of this process over the loop's measured window: the window
   // of `seconds` for the initiators; for the receiver and responder, from the end of
-  // the client's warm-up (see their comments) to the loop's end.
+  // the client's warm-up (see their comments) to the loop's end (a UD receiver's last
+  // arrival).
   double cpu_seconds = 0;
   Timeline timeline;                   // initiators, when asked for an interval
   uint64_t messages() const;
@@ -63,7 +64,8 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
 // window starts when `warmup` messages arrived on every QP (the client measures
 // only after its warm-up completed on all QPs).
 // UD (`sender_done` set once the sender's DONE is in): messages may be lost, so after
-// DONE it ends on what arrived once nothing more has for a second.
+// DONE it ends on what arrived once nothing more has for a second since the last
+// arrival; its window and CPU time then end at that arrival.
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
                           uint64_t warmup = 0, const bool* sender_done = nullptr);
 

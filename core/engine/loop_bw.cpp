@@ -46,44 +46,16 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   return bw_initiator_loop(ops, wrs, r.sq, p, watch, nullptr, cr);
 }
 
-// UD: a lost message never arrives. Once the sender's DONE is in, the receiver ends
-// on what arrived when nothing more has for kUdQuiet.
-constexpr std::chrono::milliseconds kUdQuiet{1000};
-
-namespace {
-struct QuietEnd {
-  uint64_t last = UINT64_MAX;
-  Clock::time_point since{};
-  // True when `total` has not moved for kUdQuiet.
-  bool over(uint64_t total) {
-    const Clock::time_point now = Clock::now();
-    if (total != last) {
-      last = total;
-      since = now;
-      return false;
-    }
-    return now - since >= kUdQuiet;
-  }
-};
-}  // namespace
-
 LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup,
                           const bool* sender_done) {
   Receives receives(r);
-  ReceiveCount count(expected, static_cast<uint32_t>(r.qps.size()));
-  QuietEnd quiet;
-  const bool lossy = is_ud(r.cfg) && sender_done != nullptr;
-  // The peer's DONE (via on_idle) may lower the targets: recount after every check.
+  ReceiveCount count(expected, static_cast<uint32_t>(r.qps.size()), is_ud(r.cfg) ? sender_done : nullptr);
+  // The peer's DONE (via on_idle) may lower the targets: recount after every check
+  // (UD: and watch the arrivals for the quiet that ends the loop).
   RunControl local = ctl;
   local.on_idle = [&] {
     if (ctl.on_idle) ctl.on_idle();
-    if (lossy && *sender_done) {
-      uint64_t total = 0;
-      for (uint64_t n : count.received) total += n;
-      if (quiet.over(total))
-        for (size_t q = 0; q < expected.size(); ++q) expected[q] = std::min(expected[q], count.received[q]);
-    }
-    count.recount();
+    count.idle();
   };
   IdleWatch watch(local);
   Poller poller(r, watch);

@@ -112,7 +112,8 @@ inline void take_completions(Ops& ops, const ibv_wc* wc, int got, std::vector<Se
 // drain's time is up).
 inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecorder& timeline, IdleWatch& watch,
                        uint32_t every, bool timed, Clock::time_point deadline) {
-  if (timeline.on()) {
+  // Lingering past its window (sends_end), the loop only waits: no sample there.
+  if (timeline.on() && g.sends_end == Clock::time_point{}) {
     const Clock::time_point now = Clock::now();
     if (timeline.due(now)) timeline.record(now, g.done(sq));
   }
@@ -143,7 +144,7 @@ inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecord
 // kInterruptDrain, then throws RunAborted("interrupted").
 // `in` (--bidir SEND): receive completions among the sends' are reposted and counted
 // there, and the loop goes on until `in->expect` arrived on every QP; the window (and
-// `seconds`) still ends with this side's last send.
+// `seconds`, and the timeline) still ends with this side's last send.
 // `cr` (SEND on iWARP): sends wait for the receiver's credit; the loop ends once its
 // credit READs are back too (the window still ends with the last send), so none is in
 // flight when the peer closes the window its count is read through.
@@ -196,17 +197,63 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   return st;
 }
 
+// UD: a lost message never arrives. Once the sender's DONE is in, the receiver ends
+// on what arrived when nothing more has for kUdQuiet since the last arrival.
+constexpr std::chrono::milliseconds kUdQuiet{1000};
+
+// A lossy receiver's last arrival as its idle checks see it (never per message): the
+// first check that saw the count's last move, and the loop's CPU clock then. Watched
+// from the start, DONE or not yet, so a DONE that comes after a quiet ends at once;
+// the window and CPU time end there, not after the wait for what never came.
+struct QuietEnd {
+  uint64_t last = UINT64_MAX;
+  Clock::time_point since{};
+  double cpu = 0;
+  // True when `total` has not moved for kUdQuiet.
+  bool over(uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (total != last) {
+      last = total;
+      since = now;
+      cpu = loop_cpu_seconds();
+      return false;
+    }
+    return now - since >= kUdQuiet;
+  }
+};
+
 // The receiver's count: messages per QP against targets that the peer's DONE (via
-// ctl.on_idle) may lower in duration mode; the caller's on_idle calls recount().
+// ctl.on_idle) may lower in duration mode; the caller's on_idle calls idle().
+// `sender_done` (UD, set once the sender's DONE is in): messages may be lost.
 struct ReceiveCount {
   std::vector<uint64_t>& expected;
   std::vector<uint64_t> received;
   uint32_t unfinished = 0;
-  ReceiveCount(std::vector<uint64_t>& e, uint32_t nqp) : expected(e), received(nqp, 0) { recount(); }
+  const bool* sender_done = nullptr;
+  QuietEnd quiet;
+  ReceiveCount(std::vector<uint64_t>& e, uint32_t nqp, const bool* done = nullptr)
+      : expected(e), received(nqp, 0), sender_done(done) {
+    recount();
+  }
   void recount() {
     unfinished = 0;
     for (size_t q = 0; q < received.size(); ++q) unfinished += received[q] < expected[q];
   }
+  // Every idle check, after the caller's (DONE may lower the targets). Lossy: once DONE
+  // is in and nothing has arrived for kUdQuiet, what arrived is all there will be.
+  void idle() {
+    if (sender_done != nullptr && quiet.over(total()) && *sender_done)
+      for (size_t q = 0; q < expected.size(); ++q) expected[q] = std::min(expected[q], received[q]);
+    recount();
+  }
+  uint64_t total() const {
+    uint64_t n = 0;
+    for (uint64_t r : received) n += r;
+    return n;
+  }
+  // Lossy, and nothing arrived since the check that saw the last arrival: the loop
+  // ended at an idle check (DONE, the quiet), which is no part of its window.
+  bool settled() const { return sender_done != nullptr && quiet.last == total(); }
 };
 
 // Ops: int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc& wc) reposts the
@@ -237,9 +284,14 @@ LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, uint32_t batch, uint64_t w
     }
     watch.tick(got);
   }
+  // A lossy receiver that ended at an idle check ends its window and CPU time at the
+  // last arrival: its wait for the lost messages measured nothing.
+  const bool settled = c.settled();
+  const Clock::time_point end = settled ? c.quiet.since : Clock::now();
+  const double cpu1 = settled ? c.quiet.cpu : loop_cpu_seconds();
   LoopStats st;
-  st.seconds = started ? seconds_between(start, Clock::now()) : 0;
-  st.cpu_seconds = warming == 0 ? loop_cpu_seconds() - cpu0 : 0;
+  st.seconds = started ? seconds_between(start, end) : 0;
+  st.cpu_seconds = warming == 0 ? cpu1 - cpu0 : 0;
   st.per_qp = std::move(c.received);
   return st;
 }

@@ -1,8 +1,8 @@
 // The bandwidth initiator's loop on the fake device (tests/support): exact counts
 // under selective signaling and post lists, send-queue and sequence wraparound,
 // completions routed by wr_id, the CQ never overrun, what `seconds` spans, how
-// duration, an interrupt and the idle timeout end a point. Then the SEND receiver,
-// with the test as its client.
+// duration, an interrupt and the idle timeout end a point, --bidir's timeline. Then
+// the SEND receiver, with the test as its client, and its end under UD's losses.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -244,6 +244,54 @@ TEST(BwLoop, CountedPointRecordsATimelineWhenAsked) {
   expect_timeline(st.timeline, 0.05, 40, st.seconds);
 }
 
+// The fake device with a --bidir SEND peer that is slower than this side: its
+// `count` messages arrive `lag` after this side's own sends have all completed (one QP).
+struct LatePeer {
+  FakeDevice& fake;
+  const std::vector<SendQueue>& sq;
+  uint64_t sends, count;
+  std::chrono::milliseconds lag;
+  Clock::time_point release{};
+  uint64_t delivered = 0;
+  int post(uint32_t q, ibv_send_wr* w) { return fake.post(q, w); }
+  uint32_t recv(const ibv_wc& wc) { return WrId::qp(wc.wr_id); }
+  int poll(int n, ibv_wc* wc) {
+    int got = fake.poll(n, wc);
+    const Clock::time_point now = Clock::now();
+    if (release == Clock::time_point{} && sq[0].completed == sends) release = now + lag;
+    for (; release != Clock::time_point{} && now >= release && delivered < count && got < n; ++delivered) {
+      ibv_wc& c = wc[got++];
+      c = ibv_wc{};
+      c.wr_id = WrId::encode(0, static_cast<uint32_t>(delivered));
+      c.status = IBV_WC_SUCCESS;
+      c.opcode = IBV_WC_RECV;
+    }
+    return got;
+  }
+};
+
+TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
+  // The loop outlasts its window (its last send's completion) by 0.15 s, waiting for
+  // the peer's messages: no sample may fall there (a zero rate, a timeline past `seconds`).
+  Fixture f(bw_config(1, 16, 4, 1, Op::Send), 200);  // 200 sends, 0.5 ms each: about 0.1 s
+  f.p.interval = 0.02;
+  f.dev.delay = std::chrono::microseconds(500);
+  FakeDevice fake(f.dev);
+  LatePeer ops{fake, f.sq, 200, 10, std::chrono::milliseconds(150)};
+  Arrivals in;
+  in.reset(1);
+  in.wait_for(10);
+  detail::IdleWatch watch(f.ctl);
+  LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch, &in);
+  EXPECT_EQ(in.got[0], 10u);
+  EXPECT_EQ(st.messages(), 200u);
+  const Timeline& tl = st.timeline;
+  expect_timeline(tl, 0.02, 200, st.seconds);
+  for (size_t i = 0; i < tl.t.size(); ++i)
+    EXPECT_LE(tl.t[i], st.seconds + 1e-9) << "sample " << i << " after the window";
+  for (double r : interval_rates(tl)) EXPECT_GT(r, 0) << "a zero-rate interval";
+}
+
 TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {
   Fixture f(bw_config(2, 64, 8), 100000);
   f.ctl.idle_timeout = std::chrono::milliseconds(200);
@@ -350,12 +398,13 @@ struct ReceiverRun {
     o.peer = FakeDevice::Peer::SendBack;  // what ping() sends
     return o;
   }
-  LoopStats run(std::vector<uint64_t>& expected, uint64_t warmup = 0) {
-    detail::ReceiveCount count(expected, cfg.work.qps);
+  // `sender_done`: a lossy (UD) receiver, as run_bw_receiver sets one up.
+  LoopStats run(std::vector<uint64_t>& expected, uint64_t warmup = 0, const bool* sender_done = nullptr) {
+    detail::ReceiveCount count(expected, cfg.work.qps, sender_done);
     RunControl local = ctl;
     local.on_idle = [&] {
       if (ctl.on_idle) ctl.on_idle();
-      count.recount();
+      count.idle();
     };
     detail::IdleWatch watch(local);
     return detail::bw_receiver_loop(fake, count, cfg.knobs.poll_batch, warmup, watch);
@@ -387,6 +436,62 @@ TEST(BwReceiver, DurationModeEndsAtTheCountsOfTheClientsDone) {
   };
   LoopStats st = r.run(expected);
   EXPECT_EQ(st.per_qp, r.sends);
+}
+
+// UD: datagrams are lost, so the client's DONE counts more than ever arrives and the
+// receiver ends once nothing has arrived for kUdQuiet. That quiet runs from the last
+// arrival, and waiting it out is no part of the receiver's window or CPU time.
+TEST(BwReceiver, LossyReceiverEndsAtOnceWhenDoneComesLongAfterTheLastArrival) {
+  ReceiverRun r(receiver_config(2, 64), {300, 200});
+  std::vector<uint64_t> expected(2, UINT64_MAX);
+  bool done = false;
+  Clock::time_point all_sent{}, done_at{};
+  const Clock::time_point t0 = Clock::now();
+  r.ctl.on_idle = [&] {
+    if (done || r.sent != r.sends) return;
+    const Clock::time_point now = Clock::now();
+    if (all_sent == Clock::time_point{}) all_sent = now;
+    if (now - all_sent < detail::kUdQuiet + std::chrono::milliseconds(300)) return;
+    done = true;  // the client's DONE, late: it sent 20 and 10 more, lost on the way
+    done_at = now;
+    expected = {320, 210};
+  };
+  LoopStats st = r.run(expected, 0, &done);
+  const Clock::time_point end = Clock::now();
+  EXPECT_EQ(st.per_qp, r.sends);
+  // Longer than kUdQuiet has passed since the last arrival: no second quiet after DONE.
+  EXPECT_LT(detail::seconds_between(done_at, end), 0.5) << "waited for a quiet again after DONE";
+  const double to_last = detail::seconds_between(t0, all_sent);
+  EXPECT_LE(st.seconds, to_last + 0.3) << "the window ran past the last arrival";
+  EXPECT_LE(st.cpu_seconds, to_last + 0.3) << "the quiet wait counted as the receiver's CPU time";
+}
+
+TEST(BwReceiver, LossyReceiverCountsDatagramsThatArriveAfterDone) {
+  ReceiverRun r(receiver_config(1, 64), {100});
+  std::vector<uint64_t> expected(1, UINT64_MAX);
+  bool done = false;
+  Clock::time_point done_at{}, last{};
+  const Clock::time_point t0 = Clock::now();
+  r.ctl.on_idle = [&] {
+    const Clock::time_point now = Clock::now();
+    if (!done && r.sent == r.sends) {
+      done = true;  // DONE: 150 sent, 20 of them lost, 30 still on their way
+      done_at = now;
+      expected = {150};
+    } else if (done && r.sends[0] == 100 && now - done_at > std::chrono::milliseconds(300)) {
+      r.sends[0] = 130;  // the late ones
+    } else if (r.sends[0] == 130 && r.sent == r.sends && last == Clock::time_point{}) {
+      last = now;
+    }
+  };
+  LoopStats st = r.run(expected, 0, &done);
+  const Clock::time_point end = Clock::now();
+  EXPECT_EQ(st.per_qp, std::vector<uint64_t>{130});
+  EXPECT_GE(end - last, detail::kUdQuiet) << "ended before a quiet since the last arrival";
+  const double to_last = detail::seconds_between(t0, last);
+  EXPECT_GE(st.seconds, 0.3);  // the window reaches the late ones
+  EXPECT_LE(st.seconds, to_last + 0.3) << "the window ran past the last arrival";
+  EXPECT_LE(st.cpu_seconds, to_last + 0.3) << "the quiet wait counted as the receiver's CPU time";
 }
 
 TEST(BwReceiver, IdleTimeoutFiresWhenTheClientStopsSending) {
