@@ -130,7 +130,7 @@ McastSent McastEnd::send(const TestConfig& c, uint32_t tag, const std::atomic<bo
       const Header h{tag, static_cast<uint32_t>(posted), monotonic_ns()};
       std::memcpy(p, &h, sizeof h);
       sge.addr = reinterpret_cast<uintptr_t>(p);
-      wr.wr_id = posted + 1;  // a completion says every datagram up to it was sent
+      wr.wr_id = McastWrId::encode(tag, posted + 1);  // a completion says every datagram up to it was sent
       wr.send_flags = ((posted + 1) % every == 0 || posted + 1 == total ? IBV_SEND_SIGNALED : 0) |
                       (inl ? IBV_SEND_INLINE : 0);
       ibv_send_wr* bad = nullptr;
@@ -141,8 +141,8 @@ McastSent McastEnd::send(const TestConfig& c, uint32_t tag, const std::atomic<bo
     const int n = ibv_poll_cq(cq_.get(), 16, wc);
     if (n < 0) throw verbs::Error("ibv_poll_cq(multicast sender) failed");
     for (int i = 0; i < n; ++i) {
+      if (!McastWrId::take(wc[i].wr_id, tag, done)) continue;  // an earlier point's, late
       if (wc[i].status != IBV_WC_SUCCESS) throw verbs::Error(verbs::completion_error(wc[i], 0, "multicast SEND"));
-      done = std::max<uint64_t>(done, wc[i].wr_id);
     }
     const auto now = std::chrono::steady_clock::now();
     if (n > 0) last = now;

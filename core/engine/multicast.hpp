@@ -34,6 +34,24 @@ uint64_t monotonic_ns();
 // The address RDMA-CM binds the join to: the one in this GID (IPv4-mapped or IPv6).
 sockaddr_storage gid_address(const ibv_gid& gid);
 
+// The sender's wr_id: its point's tag beside the count of datagrams a completion
+// vouches for, so a late completion of an aborted earlier point (the mesh carries on
+// after a sender error) is told apart and never counted as this point's.
+struct McastWrId {
+  static constexpr unsigned kCountBits = 40;
+  static constexpr uint64_t kCountMask = (uint64_t{1} << kCountBits) - 1;
+  static constexpr uint64_t encode(uint32_t tag, uint64_t count) {
+    return (static_cast<uint64_t>(tag & 0xffffff) << kCountBits) | (count & kCountMask);
+  }
+  // Raises `done` to what a completion of point `tag` says was sent; false (nothing
+  // taken) for another point's.
+  static bool take(uint64_t wr_id, uint32_t tag, uint64_t& done) {
+    if ((wr_id >> kCountBits) != (tag & 0xffffff)) return false;
+    done = std::max(done, wr_id & kCountMask);
+    return true;
+  }
+};
+
 struct McastSent {
   uint64_t sent = 0;       // warm-up included
   uint64_t measured = 0;   // past warm-up

@@ -22,5 +22,21 @@ TEST(MulticastWindow, CountsTheArrivalsAfterTheFirstOverFirstToLast) {
   EXPECT_EQ(one.seconds(), 0.0);
 }
 
+
+// The multicast sender's completions carry their point's tag: a late completion of an
+// aborted earlier point neither counts as sent nor pushes `done` past what was posted.
+TEST(McastWrId, ALateCompletionOfAnEarlierPointIsNotThisPointsCount) {
+  uint64_t done = 0;
+  EXPECT_TRUE(McastWrId::take(McastWrId::encode(4, 16), 4, done));
+  EXPECT_EQ(done, 16u);
+  EXPECT_FALSE(McastWrId::take(McastWrId::encode(3, 500), 4, done));  // point 3's, after point 4 began
+  EXPECT_EQ(done, 16u);
+  EXPECT_TRUE(McastWrId::take(McastWrId::encode(4, 8), 4, done));  // an older one of this point: no step back
+  EXPECT_EQ(done, 16u);
+  EXPECT_TRUE(McastWrId::take(McastWrId::encode(0x1000004, 17), 4, done)) << "tags compare on their low 24 bits";
+  EXPECT_EQ(done, 17u);
+  EXPECT_EQ(McastWrId::encode(1, (uint64_t{1} << 40) - 1) & McastWrId::kCountMask, (uint64_t{1} << 40) - 1);
+}
+
 }  // namespace
 }  // namespace rdmasweep
