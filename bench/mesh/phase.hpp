@@ -33,6 +33,7 @@ struct Runner {
   MeshOptions o;
   LocalFabric* fabric = nullptr;
   std::vector<std::string> hosts;
+  std::vector<uint32_t> rd_atom;  // each rank's device's reads in flight per QP (0: not said)
   MeshReport* report = nullptr;  // rank 0 only
   const ProgressFile* progress = nullptr;  // --progress-file: a "traffic" line per flow end and phase
   // This rank's ends of the phase just run, connected, for its next repetition.

@@ -151,7 +151,8 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
           {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
           {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
           {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
-          {"max_cqe", fabric->dev.attr().max_cqe}, {"capabilities", h.capabilities}};
+          {"max_cqe", fabric->dev.attr().max_cqe}, {"max_qp_rd_atom", h.max_qp_rd_atom},
+          {"capabilities", h.capabilities}};
     ticks::add_context(me);  // each rank calibrated its own TSC
   } catch (const std::exception& e) {
     err = e.what();
@@ -263,6 +264,7 @@ int run_mesh(const World& w, int argc, char** argv) {
   }
   run.o = sw.o;
   run.fabric = fabric.get();
+  for (const json& r : ranks) run.rd_atom.push_back(r.value("max_qp_rd_atom", 0u));
   std::unique_ptr<ProgressFile> progress;
   if (!sw.o.progress_file.empty())
     progress = std::make_unique<ProgressFile>(sw.o.progress_file, "rank=" + std::to_string(w.rank));

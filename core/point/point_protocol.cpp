@@ -94,7 +94,12 @@ static void follow_connection(PointResources& res, control::PeerLink& link, Conn
   if (!j.reused) c.await(res, link);
   // The leading end creates its side meanwhile (as long as that takes, with many QPs):
   // one that stops is caught by its link (silence, a rank gone), not by a bound on its work.
-  join(res, c, j, peer_endpoints(res, link, MsgType::Connect, kPointWait));
+  if (c.early) {
+    const TestConfig& cfg = res.cfg();
+    join(res, c, j, control::endpoints_from_json(c.early->body, cfg.knobs.threads, cfg.work.qps));
+  } else {
+    join(res, c, j, peer_endpoints(res, link, MsgType::Connect, kPointWait));
+  }
   link.send(MsgType::Ready);
 }
 

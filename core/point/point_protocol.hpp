@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ class Connector {
   virtual void await(PointResources&, control::PeerLink&) {}
   // Connects this end's QPs to the peer's endpoints.
   virtual void connect(PointResources& res, const std::vector<control::Endpoint>& peer) { res.connect(peer); }
+  // The peer's CONNECT when it came while await() was still at work (RDMA-CM: the
+  // client is connected on its side before the server's last ESTABLISHED); taken in
+  // place of the next message.
+  std::optional<control::Message> early;
 };
 
 // Which connection a point's QPs make.

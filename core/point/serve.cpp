@@ -26,9 +26,17 @@ class CmServer final : public Connector {
     mine[0].cm_port = res.cm->listen(dev_);
   }
   void await(PointResources& res, control::PeerLink& link) override {
-    res.cm->accept_all(res.lanes(), opt_.timeout, [&link] {
-      // The client speaks now only when it gave up (its side failed, it failed to connect, or was interrupted).
-      if (auto m = link.try_recv()) unexpected_message(link, *m, MsgType::Connect);
+    res.cm->accept_all(res.lanes(), opt_.timeout, [this, &link] {
+      auto m = link.try_recv();
+      if (!m) return;
+      // Its CONNECT: the client's QPs are connected on its side once our REP is in,
+      // while our ESTABLISHED waits for its RTU (late, or lost and resent, toward us).
+      if (m->type == MsgType::Connect && !early) {
+        early = std::move(*m);
+        return;
+      }
+      // Anything else: the client gave up (its side failed, it failed to connect, or was interrupted).
+      unexpected_message(link, *m, MsgType::Connect);
     });
     for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
   }
@@ -45,7 +53,7 @@ class CmServer final : public Connector {
 // (or retargets) and connects this point's QPs, every thread's. Throws PeerAbandoned
 // when the client's side failed.
 static void serve_setup(LocalFabric& fabric, control::PeerLink& link, const control::SetupRequest& req,
-                        const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res) {
+                        const SessionOptions& opt, const control::Hello& client, std::unique_ptr<PointResources>& res) {
   const TestConfig& cfg = req.cfg;
   try {
     if (req.reuse) {
@@ -56,6 +64,9 @@ static void serve_setup(LocalFabric& fabric, control::PeerLink& link, const cont
     } else {
       res.reset();  // free the previous point's memory and QPs first
       res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes, memory_node(opt));
+      // Both ends agree on reads and atomics in flight: what the client's device can
+      // take (this end's --bidir initiator, and the responder the client's READs meet).
+      res->limit_reads(client.max_qp_rd_atom);
     }
   } catch (const std::exception& e) {
     link.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});
@@ -63,19 +74,19 @@ static void serve_setup(LocalFabric& fabric, control::PeerLink& link, const cont
   }
   CmServer by_cm(fabric.dev, opt);
   Connector by_qp_data;
-  follow_connect(*res, link, cm && !req.reuse ? by_cm : by_qp_data, {req.reuse, req.reuse});
+  follow_connect(*res, link, client.cm && !req.reuse ? by_cm : by_qp_data, {req.reuse, req.reuse});
   if (!req.reuse) log_qps(*res, "server", opt.verbose);
 }
 
 // Returns false when the client abandoned the point before it ran.
 static bool serve_test(LocalFabric& fabric, control::Channel& ch, const control::SetupRequest& req,
-                       const SessionOptions& opt, bool cm, std::unique_ptr<PointResources>& res,
+                       const SessionOptions& opt, const control::Hello& client, std::unique_ptr<PointResources>& res,
                        const std::function<void(const std::string&)>& log) {
   const TestConfig& cfg = req.cfg;
   const CounterValues c0 = sample(fabric);
   control::ChannelLink link(ch, "the client", "the server");
   try {
-    serve_setup(fabric, link, req, opt, cm, res);
+    serve_setup(fabric, link, req, opt, client, res);
   } catch (const PeerAbandoned& a) {
     res.reset();
     if (log) log("client " + ch.peer() + " could not set up " + point_name(cfg) + " on its side: " + a.why);
@@ -125,7 +136,7 @@ size_t serve_client(LocalFabric& fabric, control::Channel& ch, const SessionOpti
     }
     if (m.type != MsgType::Setup)
       throw control::ProtocolError(std::string("expected SETUP, got ") + control::to_string(m.type));
-    if (serve_test(fabric, ch, control::setup_from_json(m.body), opt, client.cm, res, log)) ++served;
+    if (serve_test(fabric, ch, control::setup_from_json(m.body), opt, client, res, log)) ++served;
   }
 }
 

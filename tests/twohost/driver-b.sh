@@ -117,6 +117,21 @@ cm_across() {
   else ok "--cm across the link (24 points, exact counts)"; fi
 }
 
+# 9b. --cm with the client's CM messages to a (REQ, RTU) 300 ms late: the client's QPs
+# are connected on its side, and its CONNECT on the control channel reaches the server,
+# before the server's last ESTABLISHED: the server keeps it and goes on (it used to
+# take any message there for the client giving up).
+cm_late_rtu() {
+  if ((iwarp)); then skip "--cm with late RTUs" "iWARP's connection is TCP's (the ops test connects it)"; return; fi
+  local rc=0 out
+  "$here/netem-loss.sh" "$RXE_LAB_NETDEV" "delay 300ms" cm || { fail "--cm with late RTUs" "cannot set up netem"; return; }
+  client cmlate --cm --op write,send --qps 4 --size 64 -n 40 --warmup 4 --timeout 20 || rc=$?
+  tc qdisc del dev "$RXE_LAB_NETDEV" root 2>/dev/null
+  if ((rc)); then fail "--cm with late RTUs" "client exit $rc: $(tail -n 2 "$dir/cmlate.log" | tr '\n' ' ')"
+  elif ! out=$(check "$dir/cmlate.json" --complete --iters 40); then fail "--cm with late RTUs" "$out"
+  else ok "--cm with late RTUs: the client's CONNECT before the server's ESTABLISHED, kept (2 points, exact counts)"; fi
+}
+
 # 5b. The link down for 3 s ridden out, or not, by the QPs' transport retries: with
 # --qp-timeout 19 (a retry after 2.1 s) and --retry-count 6 the QPs retransmit across the
 # gap: exit 0, every point kept, none failed, the retransmits counted. With the default
@@ -189,7 +204,7 @@ source "$here/ud.sh"
 case ${RDMASWEEP_TWOHOST_ONLY:-} in
   hunt | tclass | ud | cm | midtest | ridden)
     case $RDMASWEEP_TWOHOST_ONLY in
-      hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across ;; ridden) ridden_out ;;
+      hunt) hunt_planted ;; tclass) tclass_on_wire ;; ud) ud_checks ;; cm) cm_across; cm_late_rtu ;; ridden) ridden_out ;;
       midtest) midtests ;;
     esac
     echo "two-host tests: $fails failure(s)"
@@ -220,6 +235,7 @@ expect quick "configs/quick.json" "--complete --iters 200 --client rxe-b,$b --se
   --config "$here/../../configs/quick.json" --timeout 20
 
 cm_across
+cm_late_rtu
 
 # 3. doctor against the server on a.
 if timeout 120 "$bin" doctor "$a" >"$dir/doctor.log" 2>&1; then ok "doctor $a"
