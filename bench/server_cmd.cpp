@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "bench/cli.hpp"
@@ -103,11 +104,27 @@ static void serve_forever(control::Listener& listener, LocalFabric& fabric, cons
       break;
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
-    clients.push_back({std::thread([&fabric, &so, &busy, cm_only = o.cm, done, c = std::move(*ch)]() mutable {
-                         serve_one(fabric, c, so, cm_only, busy);
-                         done->store(true);
-                       }),
-                       done});
+    auto chan = std::make_shared<control::Channel>(std::move(*ch));
+    std::thread t;
+    try {
+      t = std::thread([&fabric, &so, &busy, cm_only = o.cm, done, chan] {
+        serve_one(fabric, *chan, so, cm_only, busy);
+        done->store(true);
+      });
+    } catch (const std::system_error& e) {
+      // No thread for this client (the process limit, RLIMIT_NPROC): it is told so, in
+      // place of HELLO's answer; the clients being served go on.
+      const std::string why = std::string("the server cannot start a thread for this client: ") + e.what() +
+                              " (its process limit, `ulimit -u`, is reached): try again later";
+      log_line("client " + chan->peer() + " refused: " + why);
+      try {
+        chan->send(control::MsgType::Error, {{"message", why}});
+      } catch (const std::exception&) {
+        // gone already
+      }
+      continue;
+    }
+    clients.push_back({std::move(t), done});
   }
   reap(true);
 }

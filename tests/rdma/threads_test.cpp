@@ -2,6 +2,10 @@
 // thread's own CQ or one shared CQ, exact counts per QP and per thread, the cores the
 // threads ran on in the context, and a --cpus that names no core refused up front.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +101,57 @@ TEST_F(Threads, EventsWithOneSharedCqForSeveralThreadsIsRefused) {
   Outcome o = run(client_argv({"-T", "2", "--cq-scope", "process", "--events", "1", "--iters", "10"}), 60s);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("--cq-scope process"), std::string::npos) << o.err;
+}
+
+}  // namespace rdmasweep::test
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+namespace rdmasweep::test {
+
+// A SEND point whose receiving threads cannot all start on the server (its user's process limit,
+// RLIMIT_NPROC, reached at thread k of -T 16): the client gets one line naming the
+// limit, the server lives and serves the next client. (It used to unwind past its
+// joinable threads into std::terminate, taking every session with it.) The server runs
+// as an otherwise unused uid with `prlimit --nproc`: as root the limit does not hold.
+TEST(ThreadLimit, AServerThatCannotStartAPointsThreadsSaysSoAndServesTheNext) {
+  REQUIRE_DEVICE();
+  if (geteuid() != 0 || find_in_path("setpriv").empty() || find_in_path("prlimit").empty())
+    GTEST_SKIP() << "needs root, setpriv and prlimit (util-linux) to run the server as another user";
+#ifdef UNDER_ASAN
+  GTEST_SKIP() << "under AddressSanitizer: the server's leak check needs a thread of its own, which the limit refuses";
+#endif
+  const std::string dir = make_temp_dir("rdmasweep-nproc");
+  Process server({find_in_path("setpriv"), "--reuid", "54321", "--regid", "54321", "--clear-groups", "prlimit", "--nproc=10", "--",
+                  RDMASWEEP_BIN, "server", "--port", "0", "--bind", "127.0.0.1"});
+  std::smatch m;
+  const std::string line = server.wait_for_stderr("listening on", 120s);
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
+  const std::string port = m[1];
+  auto client = [&](const std::string& threads, const std::string& out) {
+    return run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", port, "--no-progress", "--op", "send", "-q", "1", "-s",
+                "64", "-n", "20", "--warmup", "2", "-T", threads, "--out", dir + "/" + out},
+               120s);
+  };
+  Outcome big = client("16", "big.json");
+  EXPECT_NE(big.code, 0) << both(big);
+  const json r = load_json(dir + "/big.json");
+  ASSERT_TRUE(r.is_object()) << both(big);
+  const std::string why = r["benchmarks"][0].value("error_message", "");
+  EXPECT_NE(why.find("cannot start thread"), std::string::npos) << why;
+  EXPECT_NE(why.find("RLIMIT_NPROC"), std::string::npos) << why;
+  EXPECT_NE(why.find("of 16"), std::string::npos) << why;
+  ASSERT_TRUE(server.running()) << "the server died:\n" << server.err();
+  Outcome next = client("1", "next.json");
+  EXPECT_EQ(next.code, 0) << both(next) << "\nserver:\n" << server.err();
+  server.signal(SIGTERM);
+  server.wait(10s);
 }
 
 }  // namespace rdmasweep::test
