@@ -60,9 +60,9 @@ expect() {
 # 1. Every pattern, one rank per host: exact counts, each rank on its host's device,
 # each flow's port counters from the two hosts it touches.
 rc=0; mesh pairs $hosts 3 --pattern pairs --op write,send -s 4096 -n 100 --warmup 10 || rc=$?
-expect pairs "pairs (matching), write and send, 3 hosts" $rc --hosts $hosts --iters 100 --counters
+expect pairs "pairs, matching schedule, write and send, 3 hosts" $rc --hosts $hosts --iters 100 --counters
 rc=0; mesh sequential $hosts 3 --pattern pairs --schedule sequential --op read --mode bw,lat -s 4096 -n 100 --warmup 10 || rc=$?
-expect sequential "pairs (sequential), read, bw and lat, 3 hosts" $rc --hosts $hosts --iters 100 --counters
+expect sequential "pairs, sequential schedule, read, bw and lat, 3 hosts" $rc --hosts $hosts --iters 100 --counters
 rc=0; mesh incast $hosts 3 --pattern incast --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
 expect incast "incast, write and send, 3 hosts" $rc --pattern incast --hosts $hosts --iters 100 --counters
 rc=0; launch all-to-all $hosts --pattern all-to-all --op write,send -q 2 -s 4096 -n 100 --warmup 10 || rc=$?
@@ -102,7 +102,7 @@ unreachable() {
   elif ((lines != 1)) || ! grep -q "^rdmasweep mesh: cannot reach 192.0.2.4 over ssh: ssh: " "$dir/unreachable.log"; then
     fail "a host down at launch is one line" "$lines line(s): $(head -n 3 "$dir/unreachable.log" | tr '\n' ' ')"
   elif [[ -e $dir/unreachable.json ]]; then fail "a host down at launch is one line" "a results file was written: a rank ran"
-  else ok "a host down at launch is one line, after $((SECONDS - t0)) s: $(cut -c1-110 "$dir/unreachable.log")"; fi
+  else ok "a host down at launch is one line: after $((SECONDS - t0)) s: $(cut -c1-110 "$dir/unreachable.log")"; fi
 }
 unreachable
 
@@ -124,7 +124,7 @@ stopped() {
     fail "a stopped rank on rxe-b is named" "no line naming rank 1 (rxe-b): $(grep -m3 rdmasweep "$dir/stopped.log" | tr '\n' ' ')"
   elif ! out=$(check "$dir/stopped.json" --hosts $hosts --stopped 1 2>&1); then
     fail "a stopped rank on rxe-b is named" "$(echo "$out" | tr '\n' ' ')"
-  else ok "a stopped rank on rxe-b is named with its host; exit $rc; $(grep -m1 'stopped answering' "$dir/stopped.log" | cut -c1-160)"; fi
+  else ok "a stopped rank on rxe-b is named: with its host; exit $rc; $(grep -m1 'stopped answering' "$dir/stopped.log" | cut -c1-160)"; fi
 }
 stopped
 
