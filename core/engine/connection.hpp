@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -75,25 +74,6 @@ void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
 
 class SharedCq;
 class TestResources;
-
-// Returns once every WRITE posted on the lanes' QPs has landed at the peer: a one-byte
-// READ behind them on each QP answers only then. Needed on iWARP, which completes a
-// WRITE once TCP has its data (PointResources::fence_writes says when it is used).
-// Every lane at once: with --cq-scope process they share one CQ.
-void fence_writes(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout);
-
-// What fence_writes polls, routed by qp_num: its own READs counted down, and any WR of
-// a loop still queued retired in its QP's send-queue count (SendQueue), as the loop
-// would have retired it.
-struct FenceRoute {
-  static constexpr uint64_t kFence = ~uint64_t{0};  // its READs' wr_id: no WrId of the loops'
-
-  std::vector<std::vector<SendQueue>*> sq;                  // per lane, per QP
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> where;  // qp_num -> (lane, QP index)
-  size_t left = 0;                                          // fence READs not yet completed
-  // True for a fence READ's completion.
-  bool take(const ibv_wc& wc);
-};
 
 // One thread's share of a point (all of it with one thread): its QPs, buffers and CQ.
 class TestResources {

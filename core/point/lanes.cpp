@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/config/refusals.hpp"
+#include "core/engine/fence.hpp"
 #include "core/point/cm_connect.hpp"
 #include "core/point/measured_run.hpp"
 

@@ -73,10 +73,14 @@ static auto telling_peer(control::PeerLink& link, Body body) -> decltype(body())
 
 namespace {
 
+std::vector<control::Endpoint> endpoints_in(const PointResources& res, const control::Message& m) {
+  const TestConfig& cfg = res.cfg();
+  return control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
+}
+
 std::vector<control::Endpoint> peer_endpoints(const PointResources& res, control::PeerLink& link, MsgType want,
                                               std::chrono::milliseconds timeout) {
-  const TestConfig& cfg = res.cfg();
-  return control::endpoints_from_json(expect(link, want, timeout).body, cfg.knobs.threads, cfg.work.qps);
+  return endpoints_in(res, expect(link, want, timeout));
 }
 
 void join(PointResources& res, Connector& c, Joining j, const std::vector<control::Endpoint>& peer) {
@@ -94,12 +98,7 @@ static void follow_connection(PointResources& res, control::PeerLink& link, Conn
   if (!j.reused) c.await(res, link);
   // The leading end creates its side meanwhile (as long as that takes, with many QPs):
   // one that stops is caught by its link (silence, a rank gone), not by a bound on its work.
-  if (c.early) {
-    const TestConfig& cfg = res.cfg();
-    join(res, c, j, control::endpoints_from_json(c.early->body, cfg.knobs.threads, cfg.work.qps));
-  } else {
-    join(res, c, j, peer_endpoints(res, link, MsgType::Connect, kPointWait));
-  }
+  join(res, c, j, c.early ? endpoints_in(res, *c.early) : peer_endpoints(res, link, MsgType::Connect, kPointWait));
   link.send(MsgType::Ready);
 }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/control/protocol.hpp"
+#include "core/engine/fence.hpp"
 #include "core/engine/loop.hpp"
 #include "core/point/session.hpp"
 #include "core/verbs/device.hpp"

@@ -2,7 +2,7 @@
 // one-byte READs. A WR of the loop still queued there (a WRITE latency ping's
 // completion) must be retired in its QP's send-queue count as the loop would have:
 // dropped, the count lags for the QP's life and a reused shape waits for it.
-#include "core/engine/connection.hpp"
+#include "core/engine/fence.hpp"
 
 #include <gtest/gtest.h>
 
