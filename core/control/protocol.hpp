@@ -66,7 +66,8 @@ struct Hello {
   double rate_gbps = 0;
   uint32_t max_qp = 0;
   uint32_t max_cqe = 0;
-  uint32_t max_qp_rd_atom = 0;  // READs it can respond to per QP; 0: not said (older peers)
+  uint32_t max_qp_rd_atom = 0;  // READs in flight per QP it takes both ways (the lower of its device's
+                                // max_qp_rd_atom and max_qp_init_rd_atom); 0: not said (older peers)
   // The GID this side picked (each side picks its own): named in the results' context.
   // gid empty: not said (older peers).
   std::string gid;

@@ -46,6 +46,9 @@ static void check_huge_pages(const std::string& meminfo = "/proc/meminfo") {
 static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
   const Capabilities caps = capabilities(dev);
   const std::string who = dev.name() + " (" + caps.transport + ")";
+  if (!is_ud(c) && !caps.rc)
+    throw ConfigError("--transport rc: " + who + " has no reliable connected (RC) QPs (its transport is neither "
+                      "InfiniBand/RoCE nor iWARP, as on EFA): use --transport ud, or a device with RC");
   if (is_atomic(c.work.op) && !caps.atomics)
     throw ConfigError(std::string("--op ") + to_string(c.work.op) + ": " + who +
                       " has no atomic operations (atomic_cap IBV_ATOMIC_NONE): run atomics on a device that has them");

@@ -46,7 +46,9 @@ PortInfo port_with_gids(const verbs::Device& d) {
 Capabilities capabilities(const verbs::Device& dev) {
   const ibv_device_attr& a = dev.attr();
   Capabilities c;
-  c.transport = dev.is_iwarp() ? "iWARP" : dev.is_ethernet() ? "RoCE" : "InfiniBand";
+  const ibv_transport_type t = dev.get()->device->transport_type;
+  c.rc = t == IBV_TRANSPORT_IB || t == IBV_TRANSPORT_IWARP;  // EFA's is neither: SRD and UD only
+  c.transport = dev.is_iwarp() ? "iWARP" : !c.rc ? "other" : dev.is_ethernet() ? "RoCE" : "InfiniBand";
   c.atomics = a.atomic_cap != IBV_ATOMIC_NONE;
   c.ud = !dev.is_iwarp();
   c.srq = a.max_srq > 0;
@@ -59,14 +61,14 @@ Capabilities capabilities(const verbs::Device& dev) {
 }
 
 nlohmann::json capabilities_json(const Capabilities& c) {
-  return {{"transport", c.transport}, {"atomics", c.atomics},     {"ud", c.ud},
+  return {{"transport", c.transport}, {"rc", c.rc}, {"atomics", c.atomics},     {"ud", c.ud},
           {"srq", c.srq},             {"multicast", c.multicast}, {"immediate", c.immediate},
           {"max_inline", c.max_inline}, {"max_rd_atom", c.max_rd_atom}, {"max_msg", c.max_msg}};
 }
 
 std::string capabilities_text(const Capabilities& k) {
   auto yes = [](bool b) { return b ? "yes" : "no"; };
-  return std::string("atomics ") + yes(k.atomics) + ", UD " + yes(k.ud) + ", SRQ " + yes(k.srq) + ", multicast " +
+  return std::string("RC ") + yes(k.rc) + ", atomics " + yes(k.atomics) + ", UD " + yes(k.ud) + ", SRQ " + yes(k.srq) + ", multicast " +
          yes(k.multicast) + ", immediate data " + yes(k.immediate) + ", max inline " + std::to_string(k.max_inline) +
          " B, reads in flight " + std::to_string(k.max_rd_atom) + ", max message " + std::to_string(k.max_msg) + " B";
 }

@@ -38,7 +38,8 @@ struct PortInfo {
 // `rdmasweep devices` prints it, doctor and the device checks refuse by it, every
 // result's context records it.
 struct Capabilities {
-  const char* transport = "InfiniBand";  // "InfiniBand", "RoCE" or "iWARP"
+  const char* transport = "InfiniBand";  // "InfiniBand", "RoCE", "iWARP" or "other" (e.g. EFA)
+  bool rc = true;                        // reliable connected QPs (InfiniBand/RoCE and iWARP have them)
   bool atomics = false;                  // atomic_cap is not IBV_ATOMIC_NONE
   bool ud = false;                       // unreliable datagram QPs (not on iWARP)
   bool srq = false;                      // shared receive queues (max_srq > 0)

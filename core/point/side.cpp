@@ -4,6 +4,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace rdmasweep {
 
 static std::string hostname() {
@@ -47,7 +49,9 @@ control::Hello LocalFabric::hello() const {
   h.rate_gbps = verbs::port_rate_gbps(dev.port_attr());
   h.max_qp = static_cast<uint32_t>(dev.attr().max_qp);
   h.max_cqe = static_cast<uint32_t>(dev.attr().max_cqe);
-  h.max_qp_rd_atom = static_cast<uint32_t>(dev.attr().max_qp_rd_atom);
+  // One value serves a QP both ways (max_rd_atomic and max_dest_rd_atomic): what this
+  // end can take as responder and as requester alike.
+  h.max_qp_rd_atom = static_cast<uint32_t>(std::min(dev.attr().max_qp_rd_atom, dev.attr().max_qp_init_rd_atom));
   h.gid = gid_to_string(gid.gid);
   h.gid_index = gid.index;
   h.gid_type = gid.type;
