@@ -33,7 +33,7 @@ control::Message FlowLink::recv(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   arrived_.wait_for(lock, timeout, [this] { return !inbox_.empty() || !gone_.empty(); });
   if (auto m = take_locked()) return *m;
-  throw control::Timeout(who_ + " sent nothing within " + std::to_string(timeout.count() / 1000) + " s");
+  throw control::Timeout(who_ + " sent nothing within " + control::seconds_text(timeout) + " s");
 }
 
 void FlowLink::deliver(control::Message m) {

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <memory>
 #include <cstring>
@@ -200,7 +201,7 @@ void Channel::check_silence() {
   if (silence_.count() <= 0 || Clock::now() - heard_ <= silence_) return;
   if (fill(0)) return;  // this side was away (a long setup, say): the TICKs waited in the socket
   throw Silent("peer " + peer_ + " has sent nothing, not even its heartbeat, for " +
-               std::to_string(silence_.count() / 1000) + " s: it is stopped, hung or its host is gone");
+               seconds_text(silence_) + " s: it is stopped, hung or its host is gone");
 }
 
 bool Channel::fill(int timeout_ms) {
@@ -241,9 +242,15 @@ Message Channel::recv(milliseconds timeout) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
     if (left <= 0)
       throw Timeout("peer " + peer_ + (silence_.count() > 0 ? " sent no message (only its heartbeat) for " : " sent nothing for ") +
-                    std::to_string(timeout.count() / 1000) + " s: is it still running? (raise --timeout for very long tests)");
+                    seconds_text(timeout) + " s: is it still running? (raise --timeout for very long tests)");
     fill(static_cast<int>(std::min<long>(left, 1000)));
   }
+}
+
+std::string seconds_text(std::chrono::milliseconds t) {
+  char b[32];
+  std::snprintf(b, sizeof b, t.count() % 1000 != 0 && t.count() < 10000 ? "%.1f" : "%.0f", static_cast<double>(t.count()) / 1000.0);
+  return b;
 }
 
 nlohmann::json Channel::expect(MsgType expected, milliseconds timeout) {

@@ -15,6 +15,9 @@
 
 namespace rdmasweep::control {
 
+// "10", or "0.3" for a wait under a second: how the control messages say a duration in seconds.
+std::string seconds_text(std::chrono::milliseconds t);
+
 class ChannelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -44,6 +44,9 @@ PointResources::PointResources(const verbs::Device& dev, const GidEntry& gid, co
   }
 }
 
+PointResources::PointResources(const TestConfig& cfg, LaneStandIn& stand_in)
+    : stand_in_(&stand_in), stand_in_cfg_(std::make_unique<TestConfig>(cfg)) {}
+
 PointResources::~PointResources() = default;
 
 void PointResources::retarget(const TestConfig& next) {
@@ -59,13 +62,14 @@ void PointResources::close_window() {
 }
 
 void PointResources::fence_writes(std::chrono::milliseconds timeout) {
-  if (!fences_writes(cfg(), lanes_[0]->dev)) return;
+  if (stand_in_ || !fences_writes(cfg(), lanes_[0]->dev)) return;
   rdmasweep::fence_writes(lanes(), timeout);
 }
 
 std::vector<control::Endpoint> PointResources::local_endpoints() const {
   std::vector<control::Endpoint> out;
   for (const auto& l : lanes_) out.push_back(l->local_endpoint());
+  for (uint32_t t = 0; stand_in_ && t < threads(); ++t) out.push_back(stand_in_->endpoint(t));
   return out;
 }
 
@@ -328,7 +332,8 @@ PointResult measure_threads(PointResources& res, const RunControl& ctl, double i
   run_threads(n, place, ctl, [&](uint32_t t, const RunControl& c) {
     std::function<void()> after_warmup;
     if (n > 1) after_warmup = [&] { warmed.wait(c.on_idle); };
-    parts[t] = measure_point(res.lane(t), c, interval, sents[t], after_warmup);
+    if (res.stand_in()) parts[t] = res.stand_in()->measure(t, c, sents[t]);
+    else parts[t] = measure_point(res.lane(t), c, interval, sents[t], after_warmup);
   });
   sent.clear();
   for (const auto& s : sents) sent.insert(sent.end(), s.begin(), s.end());
@@ -357,6 +362,10 @@ LoopStats follow_threads(PointResources& res, const RunControl& ctl, const Place
       else  // a sender that failed early: end on what arrived (its error is reported elsewhere)
         expected.assign(nqp, 0);
     };
+    if (res.stand_in()) {
+      parts[t] = res.stand_in()->follow(t, expected, lc, &finished);
+      return;
+    }
     TestResources& lane = res.lane(t);
     parts[t] = receives ? run_bw_receiver(lane, expected, lc, w.warmup, &finished)
                         : run_lat_responder(lane, &finished, lc, w.warmup);

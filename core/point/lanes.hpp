@@ -23,17 +23,34 @@ namespace rdmasweep {
 
 class CmLinks;
 
+// In place of a point's verbs objects and its lanes' loops, so that the point protocol
+// (core/point/point_protocol.hpp) runs on no device: its abort-path tests
+// (tests/unit/abort_paths_test.cpp). Nothing else makes one.
+class LaneStandIn {
+ public:
+  virtual ~LaneStandIn() = default;
+  virtual control::Endpoint endpoint(uint32_t lane) const = 0;
+  // What measure_point does on lane `lane`.
+  virtual PointResult measure(uint32_t lane, const RunControl& ctl, std::vector<uint64_t>& sent) = 0;
+  // What run_bw_receiver (SEND bandwidth) or run_lat_responder does on lane `lane`.
+  virtual LoopStats follow(uint32_t lane, std::vector<uint64_t>& expected, const RunControl& ctl,
+                           const bool* finished) = 0;
+};
+
 class PointResources {
  public:
   // `memory_node`: the NUMA node its buffers and queues are allocated on (-1: wherever
   // the kernel puts them).
   PointResources(const verbs::Device& dev, const GidEntry& gid, const TestConfig& cfg, Role role, uint64_t slot = 0,
                  int memory_node = -1);
+  // No device: `cfg`'s lanes stood in for by `stand_in`, which outlives this. lane(),
+  // can_serve() and slot_bytes() have nothing to give; connect() and the window nothing to do.
+  PointResources(const TestConfig& cfg, LaneStandIn& stand_in);
   PointResources(const PointResources&) = delete;
   PointResources& operator=(const PointResources&) = delete;
   ~PointResources();
 
-  uint32_t threads() const { return static_cast<uint32_t>(lanes_.size()); }
+  uint32_t threads() const { return stand_in_ ? cfg().knobs.threads : static_cast<uint32_t>(lanes_.size()); }
   TestResources& lane(uint32_t t) { return *lanes_[t]; }
   const TestResources& lane(uint32_t t) const { return *lanes_[t]; }
   std::vector<TestResources*> lanes() const {
@@ -41,7 +58,8 @@ class PointResources {
     for (const auto& l : lanes_) out.push_back(l.get());
     return out;
   }
-  const TestConfig& cfg() const { return lanes_[0]->cfg; }
+  const TestConfig& cfg() const { return stand_in_ ? *stand_in_cfg_ : lanes_[0]->cfg; }
+  LaneStandIn* stand_in() const { return stand_in_; }
   uint64_t slot_bytes() const { return lanes_[0]->msg_stride; }  // per message: what the peer sizes by
 
   bool can_serve(const TestConfig& next) const { return lanes_[0]->can_serve(next); }
@@ -63,6 +81,8 @@ class PointResources {
   verbs::CompletionQueue shared_cq_;
   std::unique_ptr<SharedCq> router_;
   std::vector<std::unique_ptr<TestResources>> lanes_;
+  LaneStandIn* stand_in_ = nullptr;
+  std::unique_ptr<TestConfig> stand_in_cfg_;
 
  public:
   // --cm: the RDMA-CM ids that connected the lanes' QPs (null otherwise).

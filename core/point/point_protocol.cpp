@@ -33,7 +33,12 @@ void unexpected_message(const control::PeerLink& link, const control::Message& m
 // The peer's next message, which must be `want`.
 static control::Message expect(control::PeerLink& link, MsgType want,
                                std::chrono::milliseconds timeout = kPointWait) {
-  control::Message m = link.recv(timeout);
+  control::Message m;
+  try {
+    m = link.recv(timeout);
+  } catch (const control::Timeout& e) {  // say what was awaited, not only who was silent
+    throw control::Timeout(std::string("waiting for ") + control::to_string(want) + ": " + e.what());
+  }
   if (m.type != want) unexpected_message(link, m, want);
   return m;
 }
