@@ -18,6 +18,8 @@
 //  - counters = no hides the port's hw_counters and counters in sysfs.
 // The datapath is hooked through the context's ops (ibv_post_send and ibv_poll_cq are
 // inline calls through them); the ibv_wr_* API is not hooked.
+// With RDMASWEEP_STANDIN_DEVICE=null there is no device beneath: the null device
+// (null_device.hpp) serves every call, with the profile's limits.
 #include <dirent.h>
 #include <fcntl.h>
 #include <dlfcn.h>
@@ -37,6 +39,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "null_device.hpp"
 #include "profile.hpp"
 
 namespace {
@@ -371,5 +374,8 @@ bool hidden_counters(const char* path) {
 }
 
 }  // namespace
+
+// The profile for the null device (null_device.cpp), which has no device beneath.
+const standin::Profile* standin::active_profile() { return active() ? &prof() : nullptr; }
 
 #include "standin_symbols.inc"
