@@ -1,0 +1,65 @@
+"""tools/ceiling gives both harnesses the same parameters on the null device (its
+--dry-run lines), covers the issue's factors one at a time, and a real round prints
+both tools' rates, their ratio and each one's cost above the bare loop."""
+
+import re
+import unittest
+
+from _util import run_tool
+import test_null_device
+
+
+def flags(argv):
+    out, i = {}, 0
+    while i < len(argv):
+        if argv[i].startswith("-") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            out[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            out[argv[i]] = True
+            i += 1
+    return out
+
+
+# perftest flag -> rdmasweep flag with the same meaning
+SAME = {"-n": "-n", "-q": "-q", "-t": "--tx-depth", "-l": "--post-list", "-Q": "--signal-every", "-s": "-s"}
+
+
+class DryRun(unittest.TestCase):
+    def setUp(self):
+        p = run_tool("ceiling", "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.points = re.findall(r"# (.+)\n  perftest:  (.+)\n  rdmasweep: (.+)\n  bare:      (.+)", p.stdout)
+
+    def test_both_tools_get_the_same_parameters(self):
+        self.assertGreaterEqual(len(self.points), 12)
+        for name, pt, rs, _ in self.points:
+            pf, rf = flags(pt.split()[1:]), flags(rs.split())
+            for a, b in SAME.items():
+                if a in pf:
+                    self.assertEqual(pf[a], rf[b], f"{name}: perftest {a} {pf[a]}, rdmasweep {b} {rf.get(b)}")
+            self.assertEqual(rf["--warmup"], "0", name)  # perftest's bandwidth tests warm up nothing
+            if "-I" in pf:
+                self.assertEqual(pf["-I"], rf["--inline-size"], name)
+            self.assertEqual("--use_old_post_send" in pf, "wr-api" not in name, name)
+
+    def test_every_factor_of_the_table_is_varied(self):
+        names = [n for n, *_ in self.points]
+        for want in ("read ", "faa ", " q16 ", " q256 ", " q1024 ", " s8 ", " s4096 ", " l16 ", " Q1 ", " I64 ",
+                     " T2", "wr-api"):
+            self.assertTrue(any(want in n + " " for n in names), want)
+
+
+class RealRound(test_null_device.NullSetup):
+    def test_one_round_prints_both_rates_and_the_costs_above_the_bare_loop(self):
+        p = run_tool("ceiling", "--rounds", "1", "--iters", "20000", "--only", "write q1 s64 l1 Q32 I0 T1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [l.split() for l in p.stdout.splitlines() if l.startswith("write q1 s64")]
+        self.assertEqual(len(rows), 2, p.stdout)  # post_send and the wr-api row
+        for r in rows:
+            nums = [float(x) for x in r[-6:]]
+            self.assertTrue(all(x > 0 for x in nums[:4]), r)  # three rates and the ratio
+
+
+if __name__ == "__main__":
+    unittest.main()
