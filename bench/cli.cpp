@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "core/config/multicast_point.hpp"
 #include "core/config/sweep.hpp"
+#include "bench/perftest_flags.hpp"
 
 namespace rdmasweep::cli {
 
@@ -58,6 +60,10 @@ static po::variables_map run_parser(int argc, char** argv, const po::options_des
     if (pos) p.positional(*pos);
     po::store(p.run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // A perftest flag this command does not define: say what rdmasweep calls it.
+    const std::string pointer = perftest_pointer(e.get_option_name(), argc > 0 ? argv[0] : "");
+    throw UsageError(pointer.empty() ? std::string(e.what()) : pointer);
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
@@ -93,11 +99,60 @@ void add_length_options(po::options_description& d, std::map<std::string, std::s
 
 void add_workload_options(po::options_description& d, std::map<std::string, std::string>& axis, std::string* config_file,
                           std::string* policy) {
-  d.add_options()("config,c", po::value(config_file), "sweep file (configs/*.json); options below override its keys");
+  d.add_options()("config", po::value(config_file), "sweep file (configs/*.json); options below override its keys");
   for (const char* key : {"op", "mode", "qps"}) add_knob_option(d, axis, knob(key));
   add_length_options(d, axis);
   add_knob_options(d, axis);
   add_cq_policy_option(d, policy);
+  add_perftest_aliases(d, axis);
+}
+
+// perftest's spellings of a few axes (-a, -A, -c): each lands under its own key and
+// resolve_perftest_aliases turns it into the axis it names.
+void add_perftest_aliases(po::options_description& d, std::map<std::string, std::string>& axis) {
+  d.add_options()
+    ("all,a", po::bool_switch()->notifier([&axis](bool on) { if (on) axis["-a"] = "1"; }),
+     "every size from 2 B to 8 MiB, doubling (perftest's -a/--all; the same as -s 2:8m:x2)")
+    ("atomic-type,A", axis_value(axis, "-A"),
+     "CMP_AND_SWAP or FETCH_AND_ADD (perftest's -A/--atomic_type; the same as --op cas or faa)")
+    ("connection,c", axis_value(axis, "-c"), "RC or UD (perftest's -c/--connection; the same as --transport rc or ud)")
+    ("cpu-freq,F", po::bool_switch(), "accepted for perftest's scripts (-F/--CPU-freq) and ignored: rdmasweep has no "
+     "CPU-frequency warning to silence");
+}
+
+// Turns -a, -A and -c into the size, op and transport axes; UsageError when the axis is
+// also given under its own name, or the value is not one rdmasweep runs.
+static std::map<std::string, std::string> resolve_perftest_aliases(std::map<std::string, std::string> axis) {
+  auto take = [&axis](const char* alias, const char* key, const std::string& own, const std::string& value) {
+    if (axis.count(key)) throw UsageError(std::string(alias) + " and " + own + " both set the " + key + ": give one");
+    axis[key] = value;
+    axis.erase(alias);
+  };
+  if (axis.count("-a")) take("-a", "size", "-s/--size", "2:8m:x2");
+  if (axis.count("-A")) {
+    std::string ops;
+    std::stringstream list(axis["-A"]);
+    for (std::string t; std::getline(list, t, ',');) {
+      if (t != "CMP_AND_SWAP" && t != "FETCH_AND_ADD")
+        throw UsageError("-A: '" + t + "' is not CMP_AND_SWAP or FETCH_AND_ADD (or give --op cas|faa)");
+      ops += (ops.empty() ? "" : ",") + std::string(t == "CMP_AND_SWAP" ? "cas" : "faa");
+    }
+    take("-A", "op", "--op", ops);
+  }
+  if (axis.count("-c")) {
+    std::string transports;
+    std::stringstream list(axis["-c"]);
+    for (std::string t; std::getline(list, t, ',');) {
+      std::string lower;
+      for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != "rc" && lower != "ud")
+        throw UsageError("-c: '" + t + "' is not RC or UD, the connections rdmasweep runs (-c is perftest's "
+                         "connection type; a sweep file is --config FILE)");
+      transports += (transports.empty() ? "" : ",") + lower;
+    }
+    take("-c", "transport", "--transport", transports);
+  }
+  return axis;
 }
 
 void add_clock_option(po::options_description& d, std::string* clock) {
@@ -175,7 +230,8 @@ std::string render_help(const std::string& usage, const po::options_description&
   return s.str();
 }
 
-SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis) {
+SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& given) {
+  const std::map<std::string, std::string> axis = resolve_perftest_aliases(given);
   if (axis.count("iters") && axis.count("duration")) throw UsageError(refusal_text("iters-duration"));
   try {
     SweepSpec spec;
@@ -225,7 +281,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   add_workload_options(work, axis, &c.config_file, &policy);
   po::options_description out("Output");
   out.add_options()
-    ("out,o", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json");
+    ("out", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json");
   add_clock_option(out, &c.clock);
   add_interval_option(out, &c.interval);
   add_progress_file_option(out, &c.progress_file);
@@ -261,7 +317,10 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
 
 void multicast_sweep(SweepSpec& spec, const std::map<std::string, std::string>& axis, const std::string& config_file,
                      const std::string& who) {
-  if (!axis.count("size") && config_file.empty()) spec.size = {kMcastDefaultSize};
+  if (!axis.count("size") && config_file.empty()) {
+    spec.size = {kMcastDefaultSize};
+    spec.size_given = true;  // the multicast default, in latency points too
+  }
   for (const std::string& op : spec.op)
     if (op != "send") throw UsageError(who + ": --op " + op + ": multicast sends (use --op send)");
   const bool all_ud = std::all_of(spec.transport.begin(), spec.transport.end(), [](const std::string& t) { return t == "ud"; });
@@ -338,7 +397,7 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
   po::options_description all = fabric_options(d, raw);
   std::string config;
   std::map<std::string, std::string> axis;
-  all.add_options()("config,c", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)");
+  all.add_options()("config", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)");
   for (const char* key : {"op", "mode", "qps", "size"}) add_knob_option(all, axis, knob(key));  // the planned points
   all.add_options()("help,h", "this help");
   po::variables_map vm = run_parser_with_host(argc, argv, all, &d.host);
@@ -384,7 +443,7 @@ HuntOptions parse_hunt(int argc, char** argv, std::string* help_text) {
      "(docs/hunt.md; default: every op and mode, 1-16 QPs, 64 B-64 KiB, the loop knobs, 1-2 threads)")
     ("seed", po::value(&h.seed), "random seed (default: from the clock; the report says which, to run the same search "
      "again)")
-    ("out,o", po::value(&h.out_dir), "directory for anomalies.md, anomalies.json and points.json (every run); "
+    ("out", po::value(&h.out_dir), "directory for anomalies.md, anomalies.json and points.json (every run); "
      "default hunt-DATE-TIME")
     ("help,h", "this help");
   po::variables_map vm = run_parser_with_host(argc, argv, all, &h.host);

@@ -122,6 +122,9 @@ constexpr const char* kWorkloadTitle = "Workload (each takes a list \"1,2,4\" or
 // --cq-policy (into *policy); the others land in axis[key].
 void add_workload_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,
                           std::string* config_file, std::string* policy);
+// perftest's -a (every size 2 B..8 MiB), -A (atomic type), -c (RC|UD) and -F (ignored);
+// sweep_from turns the first three into their axes. Part of add_workload_options.
+void add_perftest_aliases(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
 // The sweep file (if any, resolved as --config names it) with the command line's axes
 // over it; UsageError (one line) on a bad file, value or combination.
 SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis);

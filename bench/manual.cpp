@@ -3,6 +3,7 @@
 // call each subcommand's parser with --help under a swapped cli::render_help, so they
 // list exactly the options that parser accepts.
 #include "bench/manual.hpp"
+#include "bench/perftest_flags.hpp"
 
 #include <dirent.h>
 
@@ -135,12 +136,14 @@ std::string man_page() {
   for (const Command& c : kCommands) m << ".B rdmasweep " << c.name << "\n.RI [ options ]\n.br\n";
   m << ".B rdmasweep help\n.RI [ command ]\n.br\n.B rdmasweep \\-\\-version\n"
     << ".SH DESCRIPTION\n"
-    << "Measures RDMA bandwidth, message rate and latency over libibverbs: N reliable-connection QPs on one\n"
-       "shared completion queue, SEND/RECV, RDMA WRITE and RDMA READ, swept over QP count, message size,\n"
-       "queue depths and the post/poll loop knobs. Results are Google Benchmark JSON plus latency histograms,\n"
+    << "Measures RDMA bandwidth, message rate and latency over libibverbs: N reliable-connection (or UD) QPs\n"
+       "per thread on the thread's completion queue (one queue for all threads with \\-\\-cq\\-scope process),\n"
+       "SEND/RECV, RDMA WRITE, RDMA READ and the atomics compare-and-swap and fetch-and-add, swept over QP\n"
+       "count, message size, queue depths and the post/poll loop knobs. Results are Google Benchmark JSON plus latency histograms,\n"
        "written after every point.\n"
     << ".PP\nRun\n.B rdmasweep server\non one host and\n.B rdmasweep client\n.I host\non the other.\n"
-    << "Options that take a list (\\(lq1,2,4\\(rq) or a range (\\(lq64:65536:x2\\(rq) sweep over it.\n"
+    << "Workload options take a list (\\(lq1,2,4\\(rq) or a range (\\(lq64:65536:x2\\(rq) and sweep over it;\n"
+       "perftest's short flags mean the same here, or end in one line naming rdmasweep's spelling.\n"
     << ".SH COMMANDS\n";
   for (const Command& c : kCommands) {
     Captured h = capture(c);
@@ -172,6 +175,7 @@ std::string man_page() {
        "130 interrupted.\n"
     << ".SH SEE ALSO\n\\fBrdmasweep\\-plot \\-\\-help\\fR (charts and an HTML report from result files),\n"
        "\\fBrdmasweep\\-compare \\-\\-help\\fR (regression verdicts between two result files),\n"
+       "\\fBrdmasweep\\-history \\-\\-help\\fR (a metric over many runs, and where it changed),\n"
        ".BR ib_send_bw (1),\n.BR mpirun (1)\n";
   return m.str();
 }
@@ -274,6 +278,8 @@ int help_main(int argc, char** argv) {
   else if (what == "--knobs") std::cout << knobs_table_json().dump(2) << "\n";  // core/config/knobs.hpp, for tools and tests
   else if (what == "--refusals") std::cout << refusals_json().dump(2) << "\n";  // core/config/refusals.hpp (tools/combos)
   else if (what == "--refusals-md") std::cout << refusals_markdown();  // docs/usage.md's "cannot combine" table
+  else if (what == "--perftest-md") std::cout << cli::perftest_flags_markdown();  // docs/usage.md's perftest flags
+  else if (what == "--defaults-md") std::cout << cli::perftest_defaults_markdown();  // and its defaults table
   else if (what == "--configs") {
     std::vector<std::string> files = installed_sweeps();
     if (files.empty()) {

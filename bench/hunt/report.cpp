@@ -51,9 +51,9 @@ std::string reproduce_command(const Anomaly& a, const Space& s, const ReportCont
     Space longer = s;
     longer.axes.duration = s.axes.duration * (2.0 * s.repetitions + 4);
     const std::string victim = client_args(a.minimal.point, nullptr, s) + reps;
-    return client_command(ctx, victim + " -o alone.json") + "; " +
-           client_command(ctx, client_args(*a.minimal.aggressor, nullptr, longer) + " -o aggressor.json") + " & " +
-           client_command(ctx, victim + " -o beside.json") + "; wait";
+    return client_command(ctx, victim + " --out alone.json") + "; " +
+           client_command(ctx, client_args(*a.minimal.aggressor, nullptr, longer) + " --out aggressor.json") + " & " +
+           client_command(ctx, victim + " --out beside.json") + "; wait";
   }
   return client_command(ctx, client_args(a.minimal.point, a.reference ? &*a.reference : nullptr, s) + reps);
 }

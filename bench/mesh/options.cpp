@@ -101,7 +101,7 @@ po::options_description workload_options(MeshOptions& m, MeshArgs& a) {
 po::options_description output_options(MeshOptions& m) {
   po::options_description out("Output");
   out.add_options()
-    ("out,o", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point");
+    ("out", po::value(&m.out), "results file (Google Benchmark JSON), written by rank 0 after every point");
   cli::add_clock_option(out, &m.clock);
   cli::add_interval_option(out, &m.interval);
   cli::add_progress_file_option(out, &m.progress_file);

@@ -26,6 +26,8 @@ inline bool is_atomic(Op op) { return op == Op::Cas || op == Op::Faa; }
 inline bool fetches(Op op) { return op == Op::Read || is_atomic(op); }
 // What an atomic moves, whatever --size says.
 constexpr uint64_t kAtomicBytes = 8;
+// A latency point's size when the sweep gives none: perftest's ib_*_lat default.
+constexpr uint64_t kLatDefaultBytes = 2;
 const char* to_string(Mode m);
 Op parse_op(const std::string& s);      // throws ConfigError
 Mode parse_mode(const std::string& s);  // throws ConfigError

@@ -34,7 +34,7 @@ namespace rdmasweep {
   X(qps, work, Count, 1, nullptr, 2, "qps,q", 1, 1u << 20, true, "RC QPs, all on one shared CQ (default 1)")       \
   /* payload bytes per message; one set of QPs serves every size of a shape */                                     \
   X(size, work, Bytes, 65536, nullptr, 26, "size,s", 1, 1ull << 30, false,                                          \
-    "message size in bytes, k/m suffixes allowed (default 65536)")                                                 \
+    "message size in bytes, k/m suffixes allowed (default 65536; latency without -s: 2, as perftest)")                                                 \
   /* depths: sanity bounds only, the device's max_qp_wr / max_srq_wr are the real limits */                        \
   X(tx_depth, knobs, Count, 128, "tx", 4, "tx-depth,t", 1, 1u << 24, true, "send-queue depth per QP (default 128)") \
   X(rx_depth, knobs, Count, 512, "rx", 5, "rx-depth,r", 1, 1u << 24, true,                                          \
@@ -51,24 +51,24 @@ namespace rdmasweep {
     "send messages up to this size inline; auto (default): what the device allows, up to perftest's 236 B for "    \
     "SEND and 220 B for WRITE; 0 turns inline off")                                                                \
   /* max_rd_atomic is 8 bits wide in the verbs QP attributes */                                                    \
-  X(outs, knobs, Count, 0, "outs", 12, "outs", 0, 255, true,                                                        \
+  X(outs, knobs, Count, 0, "outs", 12, "outs,o", 0, 255, true,                                                        \
     "RDMA READs in flight per QP (perftest's -o/--outs); 0 (default): the devices' limit (max_qp_rd_atom of the "  \
     "responder, max_qp_init_rd_atom of the requester)")                                                            \
   X(poll_batch, knobs, Count, 16, "poll", 9, "poll-batch", 1, 4096, false, "WCs per ibv_poll_cq (default 16)")     \
   /* SEND only: the receiver's QPs share one receive queue of rx_depth */                                          \
   X(srq, knobs, Flag, false, "srq", 10, "srq", 0, 1, true,                                                          \
     "SEND: the receiving QPs share one receive queue of --rx-depth receives (--srq 0,1 sweeps both)")              \
-  X(events, knobs, Flag, false, "events", 11, "events", 0, 1, true,                                                 \
+  X(events, knobs, Flag, false, "events", 11, "events,e", 0, 1, true,                                                 \
     "wait for completions on a completion channel instead of busy polling (--events 0,1 sweeps both)")          \
   /* each thread owns --qps QPs; the server mirrors the count (core/point/lanes.hpp) */                                  \
-  X(threads, knobs, Count, 1, "threads", 13, "threads,T", 1, 256, true,                                             \
+  X(threads, knobs, Count, 1, "threads", 13, "threads", 1, 256, true,                                             \
     "threads, each posting and polling its own --qps QPs, pinned (--cpus); the server runs as many (default 1)")   \
   X(cq_scope, knobs, Scope, CqScope::Thread, "cq_scope", 14, "cq-scope", 0, 1, true,                                \
     "with --threads: thread (default): each thread its own CQ; process: all threads' QPs on one shared CQ")       \
   /* path attributes of every QP, both sides (the server follows the client's) */                                  \
-  X(tclass, knobs, Count, 0, "tclass", 15, "tclass", 0, 255, true,                                                  \
+  X(tclass, knobs, Count, 0, "tclass", 15, "tclass,T", 0, 255, true,                                                  \
     "traffic class of the QPs' packets: the IP ToS / DSCP byte on RoCE v2 (perftest's --tclass; default 0)")       \
-  X(sl, knobs, Count, 0, "sl", 16, "sl", 0, 15, true,                                                               \
+  X(sl, knobs, Count, 0, "sl", 16, "sl,S", 0, 15, true,                                                               \
     "service level (InfiniBand; RoCE packets carry none: a RoCE device may map it to a priority or ignore it) "  \
     "(perftest's -S/--sl; default 0)")               \
   X(flow_label, knobs, Count, 0, "flow", 17, "flow-label", 0, 0xfffff, true,                                        \
@@ -81,7 +81,7 @@ namespace rdmasweep {
     "buffers on 2 MiB huge pages, both sides (reserve them first: sysctl vm.nr_hugepages=N) (--hugepages 0,1 "    \
     "sweeps both)")                                                                                                \
   /* bw only; both sides run the initiator's loop on every QP at once */                                           \
-  X(bidir, knobs, Flag, false, "bidir", 21, "bidir", 0, 1, true,                                                    \
+  X(bidir, knobs, Flag, false, "bidir", 21, "bidir,b", 0, 1, true,                                                    \
     "bandwidth both ways at once: the server posts as the client does, on every QP; each direction and the total " \
     "are reported (perftest's -b/--bidirectional) (--bidir 0,1 sweeps both)")                                      \
   /* each QP its own buffer regions, registered apart: the NIC looks up as many keys as QPs */                     \
@@ -94,11 +94,11 @@ namespace rdmasweep {
     "sent, received and lost counted) (perftest's -c RC/UD)")                                                      \
   /* SEND: a buffer per message in flight (QPs x depth x size); WRITE in lat mode; READ against the target's */    \
   X(validate, knobs, Flag, false, "validate", 23, "validate", 0, 1, true,                                            \
-    "check the data (perftest has no such check): the sender writes a pattern per QP, message and byte, the "      \
+    "check the data (perftest 4.5 has none; later perftest: --data_validation): the sender writes a pattern per QP, message and byte, the "      \
     "receiver checks every byte; a mismatch fails the point naming QP, message and offset. Costs a fill and a "    \
     "check of every byte (SEND, WRITE lat; READ checks what it read); off by default (--validate 0,1 sweeps both)") \
   /* RC requester's transport retries (RTS attributes): how long a silent link is ridden out before an error */    \
-  X(qp_timeout, knobs, Count, 14, "qp_timeout", 24, "qp-timeout", 1, 31, true,                                      \
+  X(qp_timeout, knobs, Count, 14, "qp_timeout", 24, "qp-timeout,u", 1, 31, true,                                      \
     "local ACK timeout exponent: a transport retry after 4.096 us x 2^N without an ACK (perftest's -u; default "  \
     "14, 67 ms)")                                                                                                   \
   X(retry_count, knobs, Count, 7, "retry", 25, "retry-count", 0, 7, true,                                           \

@@ -166,6 +166,7 @@ static void apply_value(SweepSpec& s, const std::string& key, const json& v) {
     throw ConfigError("unknown key '" + key + "' (known: " + known + ")");
   }
   if (const Knob* k = find_knob(key)) {
+    if (key == "size") s.size_given = true;
     if (k->kind == KnobKind::Flag && v.is_boolean()) k->set_axis(s, {v.get<bool>() ? 1u : 0u});
     else if (named_kind(k->kind)) k->set_axis(s, names_from_json(*k, v));
     else k->set_axis(s, axis_from_json(key, v));
@@ -242,6 +243,11 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
     // An atomic moves 8 bytes whatever the size axis says: one point, at the axis' first size.
     if (c.work.size != s.size.front()) return false;
     c.work.size = kAtomicBytes;
+  }
+  // Without a size, a latency point is perftest's ib_*_lat default: one point of 2 B.
+  if (!s.size_given && c.work.mode == Mode::Lat && !is_atomic(c.work.op)) {
+    if (c.work.size != s.size.front()) return false;
+    c.work.size = kLatDefaultBytes;
   }
   // One thread has one CQ whatever the scope: a sweep over both runs it once.
   if (c.knobs.threads == 1 && c.knobs.cq_scope == CqScope::Process &&

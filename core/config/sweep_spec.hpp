@@ -36,6 +36,9 @@ struct SweepSpec {
   uint64_t warmup = 100;
   uint32_t repetitions = 1;
   std::string description;
+  // No size given (file or command line): latency points measure perftest's 2 B,
+  // bandwidth points the size axis' default.
+  bool size_given = false;
 };
 
 }  // namespace rdmasweep

@@ -142,9 +142,9 @@ mcast_client() {
     wait_for 60 listening || { fail "client --multicast to rxe-b and rxe-c" "the server on $h did not start: $(ssh -n "$h" cat /tmp/join.log)"; return; }
   done
   timeout -k 5 120 "$bin" client rxe-b,rxe-c --multicast $group --mode bw,lat -s 64,1024 -n 50 --warmup 5 \
-    -o "$dir/mcast-client.json" >"$dir/mcast-client.log" 2>&1 || rc=$?
+    --out "$dir/mcast-client.json" >"$dir/mcast-client.log" 2>&1 || rc=$?
   local wrong
-  wrong=$(timeout -k 5 60 "$bin" client rxe-b --multicast 239.255.82.22 -n 5 -o "$dir/wrong.json" 2>&1)
+  wrong=$(timeout -k 5 60 "$bin" client rxe-b --multicast 239.255.82.22 -n 5 --out "$dir/wrong.json" 2>&1)
   for h in rxe-b rxe-c; do ssh -n "$h" "pkill -f 'server --join'"; done
   if ((rc)); then fail "client --multicast to rxe-b and rxe-c" "exit $rc: $(tail -n 2 "$dir/mcast-client.log" | tr '\n' ' ')"
   elif ! out=$(check "$dir/mcast-client.json" --mcast-client --hosts rxe-a,rxe-b,rxe-c --iters 50 2>&1); then

@@ -189,8 +189,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"UnknownOption", {"--bogus"}, 2, "bogus"},
         BadInput{"NegativeSize", {"-s", "-5"}, 2, "size"},
         BadInput{"SizeOverLimit", {"-s", "2g"}, 2, "1 GiB"},
-        BadInput{"UnknownConfigKey", {"-c", write_bad_config()}, 2, "unknown key 'qp'"},
-        BadInput{"MissingConfigFile", {"-c", "/nonexistent/sweep.json"}, 2, "cannot read sweep file"},
+        BadInput{"UnknownConfigKey", {"--config", write_bad_config()}, 2, "unknown key 'qp'"},
+        BadInput{"MissingConfigFile", {"--config", "/nonexistent/sweep.json"}, 2, "cannot read sweep file"},
         BadInput{"BadRange", {"-q", "8:1:x2"}, 2, "runs backwards"},
         BadInput{"SignalIntervalOverDepth", {"-t", "16", "-Q", "32"}, 2, "signal_every"},
         BadInput{"PortThatDoesNotExist", {"--ib-port", "2"}, 1, "has no port 2"},
@@ -239,7 +239,7 @@ TEST_F(Faults, SizeOverThePortsMaxMessage) {
 
 // rdmasweep doctor: what would break a run, each with its fix, and the exit code.
 TEST_F(Faults, DoctorReportsEachProblemWithAFix) {
-  Outcome fine = run({kBin, "doctor", "127.0.0.1", "--port", port_, "-c", RDMASWEEP_SOURCE_DIR "/configs/quick.json"}, 60s);
+  Outcome fine = run({kBin, "doctor", "127.0.0.1", "--port", port_, "--config", RDMASWEEP_SOURCE_DIR "/configs/quick.json"}, 60s);
   EXPECT_EQ(fine.code, 0) << fine.out << fine.err;
   EXPECT_NE(fine.out.find("[ ok ] server"), std::string::npos) << fine.out;
   EXPECT_EQ(fine.out.find("[FAIL]"), std::string::npos) << fine.out;

@@ -184,7 +184,7 @@ TEST(Mesh, LatencyPairs) {
 TEST(Mesh, ThreadsPerFlow) {
   REQUIRE_MESH();
   json doc;
-  ASSERT_NO_FATAL_FAILURE(run_ok(2, {"--pattern", "pairs", "--op", "send,write", "--mode", "bw,lat", "-q", "2", "-T", "2",
+  ASSERT_NO_FATAL_FAILURE(run_ok(2, {"--pattern", "pairs", "--op", "send,write", "--mode", "bw,lat", "-q", "2", "--threads", "2",
                                      "-s", "64", "-n", "40", "--warmup", "5"},
                                  &doc));
   ASSERT_EQ(doc["benchmarks"].size(), 8u);  // 2 ops x 2 modes x 2 ordered pairs

@@ -154,7 +154,7 @@ TEST(MulticastClient, ServerJoinsAndCountsExactly) {
   ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
   const std::string dir = make_temp_dir("rdmasweep-mc"), out = dir + "/mc.json";
   Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.11", "--mode", "bw,lat",
-                   "-s", "64,1024", "-n", "50", "--warmup", "5", "-o", out},
+                   "-s", "64,1024", "-n", "50", "--warmup", "5", "--out", out},
                   300s);
   ASSERT_EQ(o.code, 0) << both(o);
   json doc = load_json(out);
@@ -188,7 +188,7 @@ TEST(MulticastClient, ServerJoinsAndCountsExactly) {
   for (const auto& [point, dsts] : rows) EXPECT_EQ(dsts, (std::set<int>{-1, 1})) << point;
 
   // Another group: one line, exit 2, before anything is sent.
-  o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.12", "-n", "5", "-o",
+  o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.12", "-n", "5", "--out",
            dir + "/other.json"},
           60s);
   EXPECT_EQ(o.code, 2) << both(o);
@@ -201,7 +201,7 @@ TEST(MulticastClient, AServerThatJoinedNoneIsNamed) {
   std::unique_ptr<Process> server;
   const std::string port = start_server(&server, RDMASWEEP_BIN, 120s);
   ASSERT_FALSE(port.empty()) << (server ? server->err() : "");
-  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.13", "-n", "5", "-o",
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "-p", port, "--multicast", "239.255.82.13", "-n", "5", "--out",
                    make_temp_dir("rdmasweep-mc") + "/mc.json"},
                   60s);
   EXPECT_EQ(o.code, 2) << both(o);

@@ -66,11 +66,11 @@ class Silence : public ::testing::Test {
 };
 
 TEST_F(Silence, SendBandwidthOnTwoThreadsWithSrq) {
-  expect_freed_in_time({"--op", "send", "--mode", "bw", "-T", "2", "-q", "2", "--srq", "-s", "64", "-D", "60"});
+  expect_freed_in_time({"--op", "send", "--mode", "bw", "--threads", "2", "-q", "2", "--srq", "-s", "64", "-D", "60"});
 }
 
 TEST_F(Silence, UdOnTwoThreads) {
-  expect_freed_in_time({"--transport", "ud", "--op", "send", "--mode", "bw", "-T", "2", "-q", "2", "-s", "64", "-D", "60"});
+  expect_freed_in_time({"--transport", "ud", "--op", "send", "--mode", "bw", "--threads", "2", "-q", "2", "-s", "64", "-D", "60"});
 }
 
 TEST_F(Silence, LatencyResponder) {

@@ -23,7 +23,7 @@ TEST_F(Threads, EveryOpAndModeOnOneAndTwoThreadsWithEitherCqScope) {
   const uint64_t qps = 2, iters = 40;
   const std::string out = dir_ + "/t.json";
   Outcome o = run(client_argv({"--op", "send,write,read", "--mode", "bw,lat", "-q", std::to_string(qps), "-s", "64",
-                               "--iters", std::to_string(iters), "--warmup", "5", "-T", "1,2", "--cq-scope",
+                               "--iters", std::to_string(iters), "--warmup", "5", "--threads", "1,2", "--cq-scope",
                                "thread,process", "--out", out}),
                   300s);
   ASSERT_EQ(o.code, 0) << o.err;
@@ -88,7 +88,7 @@ TEST_F(Threads, ExplicitCpusPinEvenOneThreadAndAreRecorded) {
 TEST_F(Threads, CpusThatDoNotExistAreRefusedBeforeAnyConnection) {
   // Port 1 has no server: the --cpus error must come first, before the control
   // channel, so before any QP exists on either side.
-  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", "1", "-T", "2", "--cpus", "99"}, 60s);
+  Outcome o = run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", "1", "--threads", "2", "--cpus", "99"}, 60s);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("--cpus: CPU 99"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("connect"), std::string::npos) << o.err;
@@ -98,7 +98,7 @@ TEST_F(Threads, CpusThatDoNotExistAreRefusedBeforeAnyConnection) {
 }
 
 TEST_F(Threads, EventsWithOneSharedCqForSeveralThreadsIsRefused) {
-  Outcome o = run(client_argv({"-T", "2", "--cq-scope", "process", "--events", "1", "--iters", "10"}), 60s);
+  Outcome o = run(client_argv({"--threads", "2", "--cq-scope", "process", "--events", "1", "--iters", "10"}), 60s);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("--cq-scope process"), std::string::npos) << o.err;
 }
@@ -116,7 +116,7 @@ TEST_F(Threads, EventsWithOneSharedCqForSeveralThreadsIsRefused) {
 namespace rdmasweep::test {
 
 // A SEND point whose receiving threads cannot all start on the server (its user's process limit,
-// RLIMIT_NPROC, reached at thread k of -T 16): the client gets one line naming the
+// RLIMIT_NPROC, reached at thread k of --threads 16): the client gets one line naming the
 // limit, the server lives and serves the next client. (It used to unwind past its
 // joinable threads into std::terminate, taking every session with it.) The server runs
 // as an otherwise unused uid with `prlimit --nproc`: as root the limit does not hold.
@@ -136,7 +136,7 @@ TEST(ThreadLimit, AServerThatCannotStartAPointsThreadsSaysSoAndServesTheNext) {
   const std::string port = m[1];
   auto client = [&](const std::string& threads, const std::string& out) {
     return run({RDMASWEEP_BIN, "client", "127.0.0.1", "--port", port, "--no-progress", "--op", "send", "-q", "1", "-s",
-                "64", "-n", "20", "--warmup", "2", "-T", threads, "--out", dir + "/" + out},
+                "64", "-n", "20", "--warmup", "2", "--threads", threads, "--out", dir + "/" + out},
                120s);
   };
   Outcome big = client("16", "big.json");

@@ -70,7 +70,7 @@ during() {
 client() {
   local name=$1 t0=$SECONDS rc=0
   shift
-  timeout -k 5 240 "$bin" client "$a" -o "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1 || rc=$?
+  timeout -k 5 240 "$bin" client "$a" --out "$dir/$name.json" "$@" >"$dir/$name.log" 2>&1 || rc=$?
   last_client=$name last_took=$((SECONDS - t0))
   return $rc
 }

@@ -14,7 +14,7 @@ hunt_planted() {
     fail "hunt planted" "$(tr '\n' ' ' <"$dir/hunt.check")"
   else
     read -ra c <<<"${cmd#rdmasweep }"
-    if timeout -k 5 240 "$bin" "${c[@]}" -o "$dir/hunt-repro.json" >"$dir/hunt-repro.log" 2>&1 &&
+    if timeout -k 5 240 "$bin" "${c[@]}" --out "$dir/hunt-repro.json" >"$dir/hunt-repro.log" 2>&1 &&
        python3 "$here/check_hunt.py" --reproduced "$dir/hunt-repro.json" --size 1024; then
       ok "hunt planted: $(grep -m1 '^## Anomaly' "$out/anomalies.md") on $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([x["minimal"]["point"] for x in r["anomalies"] if x["minimal"]["config"]["size"] == 1024][0])' "$out/anomalies.json")"
     else fail "hunt planted" "the reproduce command did not show it: $(tail -n 2 "$dir/hunt-repro.log" | tr '\n' ' ')"; fi

@@ -59,6 +59,32 @@ TEST(Sweep, AtomicsMoveEightBytesWhateverTheSizeAxisSays) {
   EXPECT_EQ(point_name(pts[2]).substr(0, 19), "faa/bw/qps:1/size:8");
 }
 
+// perftest's ib_*_lat measure 2 B unless told; its ib_*_bw 64 KiB. A sweep without a
+// size does the same per point, and any size given (file or command line) is used as is.
+TEST(Sweep, LatencyWithoutASizeIsPerftestsTwoBytes) {
+  SweepSpec s;
+  apply_override(s, "mode", "bw,lat");
+  std::vector<TestConfig> points = expand(s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].work.mode, Mode::Bw);
+  EXPECT_EQ(points[0].work.size, 65536u);
+  EXPECT_EQ(points[1].work.mode, Mode::Lat);
+  EXPECT_EQ(points[1].work.size, kLatDefaultBytes);
+  EXPECT_EQ(kLatDefaultBytes, 2u);
+  apply_override(s, "size", "65536");
+  points = expand(s);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].work.size, 65536u);  // given, even at the default's value
+  SweepSpec atomic;
+  apply_override(atomic, "op", "faa");
+  apply_override(atomic, "mode", "lat");
+  EXPECT_EQ(expand(atomic).at(0).work.size, kAtomicBytes);
+  SweepSpec file;
+  apply_json(file, nlohmann::json::parse(R"({"mode": "lat", "size": [64, 128]})"));
+  ASSERT_EQ(expand(file).size(), 2u);
+  EXPECT_EQ(expand(file).at(0).work.size, 64u);
+}
+
 TEST(Sweep, FileKeysAndCommandLineOverrides) {
   SweepSpec s;
   apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": "lat", "qps": [1, 4],

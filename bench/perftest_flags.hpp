@@ -1,0 +1,32 @@
+// perftest's short flags (ib_{send,write,read,atomic}_{bw,lat}, perftest 4.5): each
+// either means the same in rdmasweep, or is left undefined and answered with one line
+// naming rdmasweep's spelling, so a perftest habit never silently means something else.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rdmasweep::cli {
+
+struct PerftestFlag {
+  char letter;
+  const char* perftest;   // perftest's long option
+  const char* rdmasweep;  // the same meaning here: rdmasweep's long option; nullptr: not defined
+  const char* pointer;    // what to use instead (not defined), or a note on the mapping
+};
+
+const std::vector<PerftestFlag>& perftest_flags();
+
+// The one-line answer to OPTION ("-C"), unknown to COMMAND's parser; empty when OPTION
+// is not one of perftest's.
+std::string perftest_pointer(const std::string& option, const std::string& command);
+
+// docs/usage.md's table of perftest's flags (`rdmasweep help --perftest-md`).
+std::string perftest_flags_markdown();
+
+// docs/usage.md's defaults that differ from perftest's, and the ones that do not
+// (`rdmasweep help --defaults-md`); rdmasweep's column comes from the knob table and
+// SweepSpec's initializers, so it cannot drift from the code.
+std::string perftest_defaults_markdown();
+
+}  // namespace rdmasweep::cli
