@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <unistd.h>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -199,6 +202,77 @@ TEST(Verbose, PathMtuAboveThePortsIsRefusedInOneLine) {
   if (verbs::mtu_bytes(dev.port_attr().active_mtu) < 4096)
     one_line(run({kBin, "client", "127.0.0.1", "--port", "9", "--mtu", "4096"}, 30s),
              "path MTU 4096 is over the device's port active MTU");
+}
+
+// docs/troubleshooting.md's first sample: each `$ rdmasweep ...` run here prints the
+// lines the page shows, no more, in order. A line is matched by its words without digits
+// (numbers, addresses and device names differ from host to host).
+static std::vector<std::string> words_without_digits(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;)
+    if (std::none_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      out.push_back(w);
+  return out;
+}
+
+static bool line_has(const std::string& line, const std::vector<std::string>& words) {
+  size_t at = 0;
+  for (const std::string& w : words) {
+    at = line.find(w, at);
+    if (at == std::string::npos) return false;
+    at += w.size();
+  }
+  return true;
+}
+
+TEST(Docs, TroubleshootingSamplesAreWhatTheBinaryPrints) {
+  REQUIRE_DEVICE();
+  if (verbs::list_devices().at(0).rfind("rxe", 0) != 0) GTEST_SKIP() << "the sample is Soft-RoCE's (the rxe lab)";
+  std::ifstream in(std::string(RDMASWEEP_SOURCE_DIR) + "/docs/troubleshooting.md");
+  std::string line, block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "```") {
+      if (inside) break;
+      inside = true;
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  std::istringstream lines(block);
+  std::vector<std::pair<std::string, std::vector<std::string>>> runs;  // command, its sample lines
+  while (std::getline(lines, line)) {
+    if (line.rfind("$ rdmasweep ", 0) == 0) runs.push_back({line.substr(12, line.find("  #") - 12), {}});
+    else if (!runs.empty()) runs.back().second.push_back(line);
+  }
+  ASSERT_EQ(runs.size(), 3u) << block;
+  // From the source tree, as the page runs them (configs/quick.json is relative).
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  ASSERT_EQ(::chdir(RDMASWEEP_SOURCE_DIR), 0);
+  struct Back {
+    const char* dir;
+    ~Back() { (void)::chdir(dir); }
+  } back{cwd};
+  for (const auto& [command, sample] : runs) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> argv = {kBin};
+    std::istringstream words(command);
+    for (std::string w; words >> w;) argv.push_back(w);
+    if (command.find("127.0.0.1") != std::string::npos) {
+      argv.push_back("--port");  // nothing listens there, whatever else this host runs
+      argv.push_back("9");
+    }
+    Outcome o = run(argv, 60s);
+    std::istringstream printed(o.out + o.err);
+    std::vector<std::string> got;
+    for (std::string l; std::getline(printed, l);) got.push_back(l);
+    // Line for line: a line the page lacks fails as a line the binary no longer prints.
+    ASSERT_EQ(got.size(), sample.size()) << "--- printed:\n" << o.out << o.err;
+    for (size_t i = 0; i < sample.size(); ++i)
+      EXPECT_TRUE(line_has(got[i], words_without_digits(sample[i]))) << "page: " << sample[i] << "\nprinted: " << got[i];
+  }
 }
 
 }  // namespace rdmasweep::test
