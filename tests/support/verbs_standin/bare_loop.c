@@ -162,9 +162,12 @@ int main(int argc, char** argv) {
   uint64_t* posted = calloc(nqp, sizeof *posted);
   uint64_t* done = calloc(nqp, sizeof *done);
   uint32_t* countdown = calloc(nqp, sizeof *countdown);
+  /* The QPs that completed work since they last posted: only they can post more. */
+  uint32_t* ready = calloc(nqp, sizeof *ready);
+  unsigned char* marked = calloc(nqp, 1);
   struct ibv_send_wr* wr = calloc((size_t)nqp * post_list, sizeof *wr);
   struct ibv_sge* sge = calloc((size_t)nqp * post_list, sizeof *sge);
-  if (!qp || !qpx || !posted || !done || !countdown || !wr || !sge) die("calloc", ENOMEM);
+  if (!qp || !qpx || !posted || !done || !countdown || !ready || !marked || !wr || !sge) die("calloc", ENOMEM);
   for (uint32_t q = 0; q < nqp; ++q) {
     struct ibv_qp_init_attr_ex a;
     memset(&a, 0, sizeof a);
@@ -210,10 +213,16 @@ int main(int argc, char** argv) {
   }
 
   struct ibv_wc wc[POLL_BATCH];
-  uint32_t unfinished = nqp;
+  uint32_t unfinished = nqp, nready = nqp;
+  for (uint32_t q = 0; q < nqp; ++q) {
+    ready[q] = q;
+    marked[q] = 1;
+  }
   const double t0 = clock_s(CLOCK_MONOTONIC), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
   while (unfinished > 0) {
-    for (uint32_t q = 0; q < nqp; ++q) {
+    for (uint32_t r = 0; r < nready; ++r) {
+      const uint32_t q = ready[r];
+      marked[q] = 0;
       struct ibv_send_wr* w = &wr[q * post_list];
       struct ibv_send_wr* last = &w[post_list - 1];
       while (posted[q] < per_qp && posted[q] - done[q] + post_list <= depth) {
@@ -250,6 +259,7 @@ int main(int argc, char** argv) {
         posted[q] += post_list;
       }
     }
+    nready = 0;
     const int got = ibv_poll_cq(cq, POLL_BATCH, wc);
     if (got < 0) die("ibv_poll_cq", EIO);
     for (int i = 0; i < got; ++i) {
@@ -259,6 +269,10 @@ int main(int argc, char** argv) {
       }
       const uint32_t q = (uint32_t)(wc[i].wr_id & ((1u << QP_BITS) - 1));
       done[q] = (wc[i].wr_id >> QP_BITS) + 1;
+      if (!marked[q]) {
+        marked[q] = 1;
+        ready[nready++] = q;
+      }
       if (done[q] == per_qp) --unfinished;
     }
   }
