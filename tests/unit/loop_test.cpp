@@ -272,7 +272,9 @@ struct LatePeer {
 
 TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   // The loop outlasts its window (its last send's completion) by 0.15 s, waiting for
-  // the peer's messages: no sample may fall there (a zero rate, a timeline past `seconds`).
+  // the peer's messages: no sample may fall there (a timeline past `seconds`). Not
+  // "no zero-rate interval": a test thread descheduled for a whole 20 ms interval on a
+  // busy machine records one inside the window, as a stalled device would.
   Fixture f(bw_config(1, 16, 4, 1, Op::Send), 200);  // 200 sends, 0.5 ms each: about 0.1 s
   f.p.interval = 0.02;
   f.dev.delay = std::chrono::microseconds(500);
@@ -289,7 +291,6 @@ TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   expect_timeline(tl, 0.02, 200, st.seconds);
   for (size_t i = 0; i < tl.t.size(); ++i)
     EXPECT_LE(tl.t[i], st.seconds + 1e-9) << "sample " << i << " after the window";
-  for (double r : interval_rates(tl)) EXPECT_GT(r, 0) << "a zero-rate interval";
 }
 
 TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {
