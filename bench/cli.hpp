@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/usage_error.hpp"
 #include "core/config/config.hpp"
 #include "core/config/knobs.hpp"
 #include "core/config/sweep.hpp"
@@ -19,10 +20,6 @@ class options_description;
 
 namespace rdmasweep::cli {
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Common {
   FabricConfig fabric;
@@ -122,9 +119,6 @@ constexpr const char* kWorkloadTitle = "Workload (each takes a list \"1,2,4\" or
 // --cq-policy (into *policy); the others land in axis[key].
 void add_workload_options(boost::program_options::options_description& d, std::map<std::string, std::string>& axis,
                           std::string* config_file, std::string* policy);
-// perftest's -a (every size 2 B..8 MiB), -A (atomic type), -c (RC|UD) and -F (ignored);
-// sweep_from turns the first three into their axes. Part of add_workload_options.
-void add_perftest_aliases(boost::program_options::options_description& d, std::map<std::string, std::string>& axis);
 // The sweep file (if any, resolved as --config names it) with the command line's axes
 // over it; UsageError (one line) on a bad file, value or combination.
 SweepSpec sweep_from(const std::string& config_file, const std::map<std::string, std::string>& axis);

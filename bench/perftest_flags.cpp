@@ -1,5 +1,12 @@
 #include "bench/perftest_flags.hpp"
 
+#include <cctype>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "bench/usage_error.hpp"
+
 #include "core/config/config.hpp"
 #include "core/config/knobs.hpp"
 #include "core/config/sweep_spec.hpp"
@@ -127,6 +134,56 @@ std::string perftest_defaults_markdown() {
         knob_default("retry_count") + ", `-S` " + knob_default("sl") + ", `-m` the port's MTU (" + knob_default("mtu") +
         ").\n";
   return md;
+}
+
+namespace po = boost::program_options;
+
+// perftest's spellings of a few axes (-a, -A, -c): each lands under its own key and
+// resolve_perftest_aliases turns it into the axis it names.
+void add_perftest_aliases(po::options_description& d, std::map<std::string, std::string>& axis) {
+  d.add_options()
+    ("all,a", po::bool_switch()->notifier([&axis](bool on) { if (on) axis["-a"] = "1"; }),
+     "every size from 2 B to 8 MiB, doubling (perftest's -a/--all; the same as -s 2:8m:x2)")
+    ("atomic-type,A", po::value<std::string>()->notifier([&axis](const std::string& v) { axis["-A"] = v; }),
+     "CMP_AND_SWAP or FETCH_AND_ADD (perftest's -A/--atomic_type; the same as --op cas or faa)")
+    ("connection,c", po::value<std::string>()->notifier([&axis](const std::string& v) { axis["-c"] = v; }), "RC or UD (perftest's -c/--connection; the same as --transport rc or ud)")
+    ("cpu-freq,F", po::bool_switch(), "accepted for perftest's scripts (-F/--CPU-freq) and ignored: rdmasweep has no "
+     "CPU-frequency warning to silence");
+}
+
+// Turns -a, -A and -c into the size, op and transport axes; UsageError when the axis is
+// also given under its own name, or the value is not one rdmasweep runs.
+std::map<std::string, std::string> resolve_perftest_aliases(std::map<std::string, std::string> axis) {
+  auto take = [&axis](const char* alias, const char* key, const std::string& own, const std::string& value) {
+    if (axis.count(key)) throw UsageError(std::string(alias) + " and " + own + " both set the " + key + ": give one");
+    axis[key] = value;
+    axis.erase(alias);
+  };
+  if (axis.count("-a")) take("-a", "size", "-s/--size", "2:8m:x2");
+  if (axis.count("-A")) {
+    std::string ops;
+    std::stringstream list(axis["-A"]);
+    for (std::string t; std::getline(list, t, ',');) {
+      if (t != "CMP_AND_SWAP" && t != "FETCH_AND_ADD")
+        throw UsageError("-A: '" + t + "' is not CMP_AND_SWAP or FETCH_AND_ADD (or give --op cas|faa)");
+      ops += (ops.empty() ? "" : ",") + std::string(t == "CMP_AND_SWAP" ? "cas" : "faa");
+    }
+    take("-A", "op", "--op", ops);
+  }
+  if (axis.count("-c")) {
+    std::string transports;
+    std::stringstream list(axis["-c"]);
+    for (std::string t; std::getline(list, t, ',');) {
+      std::string lower;
+      for (char ch : t) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != "rc" && lower != "ud")
+        throw UsageError("-c: '" + t + "' is not RC or UD, the connections rdmasweep runs (-c is perftest's "
+                         "connection type; a sweep file is --config FILE)");
+      transports += (transports.empty() ? "" : ",") + lower;
+    }
+    take("-c", "transport", "--transport", transports);
+  }
+  return axis;
 }
 
 }  // namespace rdmasweep::cli

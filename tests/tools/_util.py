@@ -161,3 +161,31 @@ def with_reps(template, name, metric_values):
             e[m] = vals[i]
         out.append(e)
     return out
+
+def find_binary():
+    """(path or None, why not)."""
+    if os.environ.get("RDMASWEEP_BIN"):
+        b = os.environ["RDMASWEEP_BIN"]
+        return (b, "") if os.path.isfile(b) and os.access(b, os.X_OK) else (None, f"RDMASWEEP_BIN={b}: not an executable")
+    cands = [os.path.join(ROOT, "build", "bench", "rdmasweep"),
+             os.path.join(os.path.dirname(ROOT), "build", "bench", "rdmasweep")]
+    if os.environ.get("RDMASWEEP_BUILD_DIR"):
+        cands.insert(0, os.path.join(os.environ["RDMASWEEP_BUILD_DIR"], "bench", "rdmasweep"))
+    found = next((c for c in cands if os.path.isfile(c) and os.access(c, os.X_OK)), None)
+    return found, "" if found else ("no built rdmasweep: set RDMASWEEP_BIN or build it (cmake -S . -B build && "
+                                    "cmake --build build --target rdmasweep)")
+
+
+class NeedsBinary(unittest.TestCase):
+    """A test of the built binary (self.binary): skipped without one, except under CI
+    or with RDMASWEEP_BIN set, where a missing binary fails."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.binary, cls.why = find_binary()
+
+    def setUp(self):
+        if self.binary is None:
+            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
+                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
+            self.skipTest(self.why)

@@ -10,8 +10,7 @@ import subprocess
 import sys
 import unittest
 
-from _util import tools_module, run_tool
-from test_knobs import find_binary
+from _util import tools_module, run_tool, find_binary
 
 cb = tools_module("combos")
 

@@ -8,8 +8,7 @@ import re
 import subprocess
 import unittest
 
-from _util import ROOT
-from test_knobs import find_binary
+from _util import ROOT, NeedsBinary
 
 
 def read(*path):
@@ -62,16 +61,7 @@ class DocDrift(unittest.TestCase):
                 self.assertIn(f"bin/rdmasweep-{tool}", doc)
 
 
-class ManualDrift(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.binary, cls.why = find_binary()
-
-    def setUp(self):
-        if self.binary is None:
-            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
-                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
-            self.skipTest(self.why)
+class ManualDrift(NeedsBinary):
 
     def man(self):
         r = subprocess.run([self.binary, "help", "--man"], capture_output=True, text=True, timeout=60)

@@ -12,41 +12,22 @@ import os
 import subprocess
 import unittest
 
-from _util import ROOT, tools_module
+from _util import ROOT, NeedsBinary, tools_module
 
 rr = tools_module("results")
 
 
-def find_binary():
-    """(path or None, why not)."""
-    if os.environ.get("RDMASWEEP_BIN"):
-        b = os.environ["RDMASWEEP_BIN"]
-        return (b, "") if os.path.isfile(b) and os.access(b, os.X_OK) else (None, f"RDMASWEEP_BIN={b}: not an executable")
-    cands = [os.path.join(ROOT, "build", "bench", "rdmasweep"),
-             os.path.join(os.path.dirname(ROOT), "build", "bench", "rdmasweep")]
-    if os.environ.get("RDMASWEEP_BUILD_DIR"):
-        cands.insert(0, os.path.join(os.environ["RDMASWEEP_BUILD_DIR"], "bench", "rdmasweep"))
-    found = next((c for c in cands if os.path.isfile(c) and os.access(c, os.X_OK)), None)
-    return found, "" if found else ("no built rdmasweep: set RDMASWEEP_BIN or build it (cmake -S . -B build && "
-                                    "cmake --build build --target rdmasweep)")
 
-
-class KnobTable(unittest.TestCase):
+class KnobTable(NeedsBinary):
     @classmethod
     def setUpClass(cls):
-        cls.binary, cls.why = find_binary()
+        super().setUpClass()
         cls.knobs = None
         if cls.binary:
             r = subprocess.run([cls.binary, "help", "--knobs"], capture_output=True, text=True, timeout=60)
             if r.returncode != 0:
                 raise AssertionError(f"{cls.binary} help --knobs: exit {r.returncode}: {r.stderr}")
             cls.knobs = json.loads(r.stdout)
-
-    def setUp(self):
-        if self.binary is None:
-            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
-                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
-            self.skipTest(self.why)
 
     def test_the_loaders_table_is_the_binarys(self):
         with open(os.path.join(ROOT, "tools", "rdmasweep_py", "knobs.json"), encoding="utf-8") as f:

@@ -17,7 +17,8 @@ import tempfile
 import time
 import unittest
 
-from test_knobs import find_binary
+from _util import find_binary
+
 
 NULL_ENV = {"RDMASWEEP_STANDIN_DEVICE": "null", "RDMASWEEP_STANDIN_PROFILE": "cx6dx"}
 ITERS = 20000

@@ -3,7 +3,7 @@
 not defined and ends the run in one line naming rdmasweep's spelling; docs/usage.md's
 flag and default tables are the binary's; perftest's defaults there are its --help's.
 
-Needs the built binary (see test_knobs.find_binary); skipped without one outside CI."""
+Needs the built binary (see _util.find_binary); skipped without one outside CI."""
 
 import glob
 import os
@@ -12,8 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
-from _util import DATA, ROOT
-from test_knobs import find_binary
+from _util import DATA, ROOT, NeedsBinary
 
 HELP_DIR = os.path.join(DATA, "perftest-4.5-help")
 
@@ -49,16 +48,7 @@ def help_defaults():
     return out
 
 
-class PerftestFlags(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.binary, cls.why = find_binary()
-
-    def setUp(self):
-        if self.binary is None:
-            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
-                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
-            self.skipTest(self.why)
+class PerftestFlags(NeedsBinary):
 
     def run_bin(self, *args, cwd=None):
         return subprocess.run([self.binary, *args], capture_output=True, text=True, timeout=60, cwd=cwd)
