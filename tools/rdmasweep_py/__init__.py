@@ -12,6 +12,7 @@ tools/vs-perftest (installed together under share/rdmasweep/tools/):
   timeline       throughput over each --interval of a point
   hunt_charts    the explored space of an `rdmasweep hunt` and its anomalies
   report         the self-contained HTML report
+  export         tools/export's tables: a row per repetition, CSV and markdown (stdlib only)
 
 The scripts find the package because Python puts a script's own directory
 (symlinks resolved) first on the module search path. Importing the package

@@ -198,6 +198,7 @@ class Point:
         self.runs = []          # iteration entries, in file order
         self.aggregates = {}    # aggregate_name -> entry
         self.errors = []        # error messages of failed runs
+        self.entries = []       # every entry but the aggregates, failed ones too, in file order
 
     def add_config(self, cfg):
         """Takes the point's parameters from an entry's `config` (the first one
@@ -391,6 +392,8 @@ def load(path, with_hist=True):
         base = _base_name(e)
         p = points.setdefault(base, Point(base))
         p.add_config(e.get("config"))
+        if e.get("error_occurred") or e.get("run_type") != "aggregate":
+            p.entries.append(e)
         if e.get("error_occurred"):
             p.errors.append(str(e.get("error_message") or "failed"))
         elif e.get("run_type") == "aggregate":
