@@ -232,8 +232,12 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   std::string policy;
   add_workload_options(work, axis, &c.config_file, &policy);
   po::options_description out("Output");
+  std::string format;
   out.add_options()
-    ("out", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json");
+    ("out", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
+    ("format", po::value(&format)->default_value("table"),
+     "what stdout shows as points end: table (rdmasweep's) or perftest (perftest 4.5's ib_*_bw and ib_*_lat "
+     "tables, for scripts that parse them; MB/sec is 2^20 bytes a second; docs/results.md says each column's source)");
   add_clock_option(out, &c.clock);
   add_interval_option(out, &c.interval);
   add_progress_file_option(out, &c.progress_file);
@@ -259,12 +263,20 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   if (c.cm && c.cm_address.empty()) c.cm_address = c.host;
   c.spec = sweep_from(c.config_file, axis);
   check_multicast_client(c, axis);
+  c.format = parse_console_format(format);
+  if (c.format == ConsoleFormat::Perftest && !c.multicast.empty()) throw UsageError(refusal_text("format-multicast"));
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.labels = parse_labels(labels);
   c.cap_to_cq = cq_policy_caps(policy);
   if (c.out.empty()) c.out = default_out_path();
   return c;
+}
+
+ConsoleFormat parse_console_format(const std::string& text) {
+  if (text == "table") return ConsoleFormat::Table;
+  if (text == "perftest") return ConsoleFormat::Perftest;
+  throw UsageError("--format: '" + text + "' is not one of table, perftest");
 }
 
 void multicast_sweep(SweepSpec& spec, const std::map<std::string, std::string>& axis, const std::string& config_file,

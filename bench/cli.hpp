@@ -31,11 +31,16 @@ struct Common {
   bool help = false;
 };
 
+// --format: what the client prints on stdout as points end.
+enum class ConsoleFormat : uint8_t { Table, Perftest };  // rdmasweep's table; perftest's (docs/results.md)
+ConsoleFormat parse_console_format(const std::string& text);  // UsageError on anything else
+
 struct ClientOptions : Common {
   std::string host;
   std::string config_file;
   SweepSpec spec;
   std::string out;  // results file; the histogram file goes beside it
+  ConsoleFormat format = ConsoleFormat::Table;
   bool progress = true;
   bool cap_to_cq = false;  // --cq-policy cap
   std::string clock = "auto";  // latency timestamps: auto, tsc, system

@@ -305,7 +305,7 @@ int client_main(int argc, char** argv) {
   if (!init_benchmark(argv[0], o.benchmark_args)) return kUsage;
 
   SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
-                         name_width(points, o.spec.repetitions), started);
+                         name_width(points, o.spec.repetitions), o.format, started);
   WallTime outside;
   Laps(outside, started).lap(&WallTime::setup);  // clock calibration, device, connection, HELLO
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -21,5 +21,6 @@ int doctor_main(int argc, char** argv);
 int mesh_main(int argc, char** argv);        // checks the options, then execs rdmasweep-mesh
 int mesh_ranks_main(int argc, char** argv);  // in rdmasweep-mesh: one rank, started by mpirun
 int hunt_main(int argc, char** argv);
+int render_main(int argc, char** argv);  // not in help: a results file shown as --format shows it
 
 }  // namespace rdmasweep

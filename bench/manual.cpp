@@ -60,7 +60,8 @@ std::vector<Choices> choices() {
           {"transport", {to_string(Transport::Rc), to_string(Transport::Ud)}},
           {"pattern", {"pairs", "incast", "all-to-all", "multicast"}},
           {"cq-policy", {"error", "cap"}},
-          {"clock", {"auto", "tsc", "system"}}};
+          {"clock", {"auto", "tsc", "system"}},
+          {"format", {"table", "perftest"}}};
 }
 
 // One option as the parser declares it: "-d" (may be empty), "--device", takes a value?

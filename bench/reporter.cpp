@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/config/knobs.hpp"
+#include "core/results/perftest_reporter.hpp"
 #include "core/results/records.hpp"
 
 namespace rdmasweep {
@@ -18,14 +20,23 @@ using nlohmann::json;
 // Readers of Google Benchmark JSON do arithmetic on the time fields: never null.
 static double time_value(double v) { return std::isfinite(v) ? v : 0; }
 
+std::unique_ptr<ResultsReporter> console_reporter(cli::ConsoleFormat format, size_t name_width, std::ostream& out,
+                                                  std::ostream& err) {
+  if (format == cli::ConsoleFormat::Perftest) return std::make_unique<PerftestReporter>("rdmasweep", out, err);
+  ConsoleLayout table = client_console_layout();
+  table.name_width = name_width;
+  return std::make_unique<ConsoleReporter>(std::move(table), out);
+}
+
 SweepReporter::SweepReporter(std::string out_path, json context, const std::vector<TestConfig>& points,
                              const PointStore& store, const std::string& abort_reason, size_t name_width,
-                             std::chrono::steady_clock::time_point started)
-    : report_(std::move(out_path), std::move(context), client_console_layout(), "rdmasweep"),
+                             cli::ConsoleFormat format, std::chrono::steady_clock::time_point started)
+    : report_(std::move(out_path), std::move(context), console_reporter(format, name_width, std::cout, std::cerr),
+              "rdmasweep"),
+      notes_under_rows_(format == cli::ConsoleFormat::Table),
       store_(store),
       abort_reason_(abort_reason),
       started_(started) {
-  report_.set_width(name_width);
   for (const TestConfig& c : points) config_of_.emplace(point_name(c), c);
 }
 
@@ -112,11 +123,11 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     if (!flags.empty()) {
       std::string line;
       for (const std::string& f : flags) line += (line.empty() ? "" : ", ") + f;
-      notes.push_back("  ! counters: " + line);
+      notes.push_back(notes_under_rows_ ? "  ! counters: " + line : "rdmasweep: " + point + ": counters: " + line);
     }
   }
   report_.write(false);  // prints the rows: each point's counter notes go under them
-  for (const std::string& n : notes) std::printf("%s\n", n.c_str());
+  for (const std::string& n : notes) std::fprintf(notes_under_rows_ ? stdout : stderr, "%s\n", n.c_str());
   std::fflush(stdout);
   laps.lap(&WallTime::writing);
 }

@@ -1,18 +1,22 @@
 // Google Benchmark reporter for client sweeps: turns Google Benchmark's runs into
 // entries of the results document (core/results/report.hpp), whose console reporter
-// prints the table (bandwidth in Gb/s, message rate, latency percentiles) and whose
-// file reporter rewrites the results and histogram files after every point, marked
-// incomplete until the sweep finishes.
+// prints the table (bandwidth in Gb/s, message rate, latency percentiles) or, with
+// --format perftest, perftest's tables, and whose file reporter rewrites the results
+// and histogram files after every point, marked incomplete until the sweep finishes.
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/cli.hpp"
 #include "core/config/config.hpp"
 #include "core/measure/wall_time.hpp"
 #include "core/results/model.hpp"
@@ -23,6 +27,11 @@ namespace rdmasweep {
 // Engine results of each point's repetitions, filled by the benchmarks, read by the reporter.
 using PointStore = std::map<std::string, std::vector<PointResult>>;
 
+// What --format shows on `out` as points end: the client's table (its point column
+// `name_width` wide) or perftest's tables (a point without a row said on `err`).
+std::unique_ptr<ResultsReporter> console_reporter(cli::ConsoleFormat format, size_t name_width, std::ostream& out,
+                                                  std::ostream& err);
+
 class SweepReporter : public benchmark::BenchmarkReporter {
  public:
   // `points`: the sweep's points, whose configurations every entry carries.
@@ -30,7 +39,7 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   // `started`: when the command started, the wall time's origin.
   SweepReporter(std::string out_path, nlohmann::json context, const std::vector<TestConfig>& points,
                 const PointStore& store, const std::string& abort_reason, size_t name_width,
-                std::chrono::steady_clock::time_point started);
+                cli::ConsoleFormat format, std::chrono::steady_clock::time_point started);
 
   bool ReportContext(const Context& ctx) override;
   void ReportRuns(const std::vector<Run>& runs) override;
@@ -56,6 +65,9 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   nlohmann::json entry(const Run& r) const;
 
   SweepReport report_;
+  // A point's counter anomalies: under its row in the table; on stderr beside
+  // perftest's tables, which a parser reads to their closing line.
+  bool notes_under_rows_;
   std::map<std::string, TestConfig> config_of_;  // by point name
   const PointStore& store_;
   const std::string& abort_reason_;

@@ -80,6 +80,9 @@ const std::vector<Refusal> kRefusals = {
     {"cm-address", "cm-address, cm", "client --cm-address without --cm", "--cm-address needs --cm", nullptr},
     {"cm-gid", "cm, gid-index", "client --cm with --gid-index",
      "--gid-index and --cm exclude each other: with --cm the GID comes from routing", nullptr},
+    {"format-multicast", "format, multicast", "client --format perftest with --multicast",
+     "--format perftest prints perftest's tables, one row a point; --multicast's rows (one a server) have no such "
+     "layout: drop --format perftest", nullptr},
     {"iwarp-cm", "device transport, cm", "an iWARP device's QPs connected without RDMA-CM (mesh, or a client "
      "without --cm at an iWARP server)",
      "iWARP QPs connect only through RDMA-CM: run the client with --cm (on an iWARP device it does so by itself); "

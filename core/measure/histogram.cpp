@@ -23,6 +23,7 @@ void Histogram::merge(const Histogram& o) {
   for (size_t i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
   count_ += o.count_;
   sum_ += o.sum_;
+  sum_sq_ += o.sum_sq_;
   min_ = std::min(min_, o.min_);
   max_ = std::max(max_, o.max_);
 }
@@ -30,7 +31,21 @@ void Histogram::merge(const Histogram& o) {
 void Histogram::reset() {
   std::fill(counts_.begin(), counts_.end(), 0);
   count_ = sum_ = max_ = 0;
+  sum_sq_ = 0;
   min_ = UINT64_MAX;
+}
+
+double Histogram::stddev() const {
+  if (count_ == 0) return 0.0;
+  // Around m, the mean rounded down, in exact integers: sum (x-m)^2 = sum x^2 - 2m sum x
+  // + n m^2 (in 128 bits, wrapping on the way to a result that fits), so a small spread
+  // on large values is not lost as E[x^2] - mean^2 in floating point would lose it.
+  const uint64_t m = sum_ / count_;
+  const U128 around = sum_sq_ - 2 * static_cast<U128>(m) * sum_ + static_cast<U128>(count_) * m * m;
+  const long double n = static_cast<long double>(count_);
+  const long double off = static_cast<long double>(sum_ - count_ * m) / n;  // the mean less m, in [0, 1)
+  const long double var = static_cast<long double>(around) / n - off * off;
+  return var > 0 ? static_cast<double>(std::sqrt(var)) : 0.0;
 }
 
 double Histogram::quantile(double q) const {

@@ -25,6 +25,7 @@ class Histogram {
     ++counts_[i];
     ++count_;
     sum_ += ns;
+    sum_sq_ += static_cast<U128>(ns) * ns;
     if (ns < min_) min_ = ns;
     if (ns > max_) max_ = ns;
   }
@@ -36,6 +37,9 @@ class Histogram {
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }
   double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+  // The samples' standard deviation over n (population, as perftest's t_stdev), from
+  // their exact sum of squares, not from the buckets.
+  double stddev() const;
   // Value at quantile q in [0, 1] (0.99 = p99): the middle of the bucket that holds
   // the ceil(q * count)-th smallest sample, clamped to [min, max].
   double quantile(double q) const;
@@ -56,6 +60,9 @@ class Histogram {
   std::vector<uint64_t> counts_;
   uint64_t count_ = 0;
   uint64_t sum_ = 0;
+  // Exact: 2^37 ns squared times 2^40 samples still fits in 128 bits.
+  __extension__ typedef unsigned __int128 U128;
+  U128 sum_sq_ = 0;
   uint64_t min_ = UINT64_MAX;
   uint64_t max_ = 0;
 };

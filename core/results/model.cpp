@@ -26,7 +26,8 @@ std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h) 
   return {{"lat_min_us", static_cast<double>(h.min()) / 1e3}, {"lat_p50_us", h.quantile(0.50) / 1e3},
           {"lat_p90_us", h.quantile(0.90) / 1e3},               {"lat_p99_us", h.quantile(0.99) / 1e3},
           {"lat_p999_us", h.quantile(0.999) / 1e3},             {"lat_p9999_us", h.quantile(0.9999) / 1e3},
-          {"lat_max_us", static_cast<double>(h.max()) / 1e3},   {"lat_mean_us", h.mean() / 1e3}};
+          {"lat_max_us", static_cast<double>(h.max()) / 1e3},   {"lat_mean_us", h.mean() / 1e3},
+          {"lat_stddev_us", h.stddev() / 1e3}};
 }
 
 static bool lossy(const PointResult& r) { return r.datagram && !r.latency; }

@@ -90,7 +90,7 @@ std::string loss_summary(double sent, double lost);
 // rates, `messages` and `bytes` are what arrived (arrived_in_window), and
 // sent_items_per_second is what was posted.
 std::vector<std::pair<std::string, double>> figures(const PointResult& r);
-// lat_min_us .. lat_mean_us of `h` (nanoseconds), in output order.
+// lat_min_us .. lat_stddev_us of `h` (nanoseconds), in output order.
 std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h);
 // The normalized counters, both sides summed, as plain figures (part of figures()).
 std::vector<std::pair<std::string, double>> counter_figures(const PointResult& r);

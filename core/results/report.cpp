@@ -1,19 +1,27 @@
 #include "core/results/report.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <ostream>
 #include <utility>
 
 namespace rdmasweep {
 
-SweepReport::SweepReport(std::string path, nlohmann::json context, ConsoleLayout layout, std::string who,
-                         std::ostream& out, std::ostream& err)
+SweepReport::SweepReport(std::string path, nlohmann::json context, std::unique_ptr<ResultsReporter> console,
+                         std::string who, std::ostream& out, std::ostream& err)
     : who_(who),
       out_(out),
       err_(err),
       doc_(std::move(path), std::move(context)),
-      console_(std::move(layout), out),
+      console_(std::move(console)),
       file_(std::move(who), err) {}
+
+SweepReport::SweepReport(std::string path, nlohmann::json context, ConsoleLayout layout, std::string who,
+                         std::ostream& out, std::ostream& err)
+    : SweepReport(std::move(path), std::move(context), std::make_unique<ConsoleReporter>(std::move(layout), out),
+                  std::move(who), out, err) {
+  table_ = static_cast<ConsoleReporter*>(console_.get());
+}
 
 double SweepReport::wall_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -1,6 +1,7 @@
 // Sibling reporters of a results document, behind one interface as Google Benchmark's
-// are: the console reporter prints the table, the file reporter rewrites the results
-// and histogram files atomically, so an interrupted sweep still leaves valid JSON.
+// are: the console reporter prints the table (perftest_reporter.hpp: perftest's layout
+// instead), the file reporter rewrites the results and histogram files atomically, so
+// an interrupted sweep still leaves valid JSON.
 // The client and the mesh use both, through SweepReport (core/results/report.hpp).
 #pragma once
 

@@ -136,6 +136,10 @@ TEST(Refusals, OptionPairsTakeTheTablesWords) {
   EXPECT_EQ(usage_error(cli::parse_client, {"client", "h", "--cm-address", "a"}), refusal_text("cm-address"));
   EXPECT_EQ(usage_error(cli::parse_client, {"client", "h", "--cm", "-x", "1"}), refusal_text("cm-gid"));
   EXPECT_EQ(usage_error(cli::parse_client, {"client", "h", "-n", "1", "-D", "1"}), refusal_text("iters-duration"));
+  EXPECT_EQ(usage_error(cli::parse_client, {"client", "h", "--format", "perftest", "--multicast", "239.1.2.3"}),
+            refusal_text("format-multicast"));
+  EXPECT_EQ(usage_error(cli::parse_client, {"client", "h", "--format", "csv"}),
+            "--format: 'csv' is not one of table, perftest");
   // --cm with UD is a point's refusal: the client expands its sweep with its context.
   cli::ClientOptions o;
   o.spec.transport = {"ud"};

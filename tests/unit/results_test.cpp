@@ -37,6 +37,9 @@ TEST(Results, FiguresOfALatencyPoint) {
   EXPECT_LE(f["lat_p99_us"], f["lat_p999_us"]);
   EXPECT_LE(f["lat_p999_us"], f["lat_max_us"]);
   EXPECT_NEAR(f["lat_p50_us"], 50.5, 0.1);
+  EXPECT_NEAR(f["lat_mean_us"], 50.5, 1e-9);
+  // 991 samples 0.1 us apart: sqrt((n^2 - 1) / 12) steps.
+  EXPECT_NEAR(f["lat_stddev_us"], 0.1 * std::sqrt((991.0 * 991.0 - 1) / 12), 1e-9);
   EXPECT_DOUBLE_EQ(f["qp_max_min_ratio"], 1.5);
   EXPECT_NEAR(f["qp_jain_index"], 1000.0 * 1000 / (2 * (400.0 * 400 + 600.0 * 600)), 1e-12);
 }
