@@ -177,6 +177,7 @@ std::string man_page() {
     << ".SH SEE ALSO\n\\fBrdmasweep\\-plot \\-\\-help\\fR (charts and an HTML report from result files),\n"
        "\\fBrdmasweep\\-compare \\-\\-help\\fR (regression verdicts between two result files),\n"
        "\\fBrdmasweep\\-history \\-\\-help\\fR (a metric over many runs, and where it changed),\n"
+       "\\fBrdmasweep\\-export \\-\\-help\\fR (results as CSV or a markdown table),\n"
        ".BR ib_send_bw (1),\n.BR mpirun (1)\n";
   return m.str();
 }

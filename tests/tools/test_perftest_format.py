@@ -18,8 +18,7 @@ import re
 import subprocess
 import unittest
 
-from _util import DATA
-from test_knobs import find_binary
+from _util import DATA, NeedsBinary
 
 CAPTURES = os.path.join(DATA, "perftest-4.5")
 RESULTS = os.path.join(CAPTURES, "rdmasweep.json")
@@ -67,10 +66,10 @@ def kind(field):
     return "text"
 
 
-class PerftestFormat(unittest.TestCase):
+class PerftestFormat(NeedsBinary):
     @classmethod
     def setUpClass(cls):
-        cls.binary, cls.why = find_binary()
+        super().setUpClass()
         cls.out = None
         if cls.binary:
             r = subprocess.run([cls.binary, "render", RESULTS, "--format", "perftest"], capture_output=True, text=True,
@@ -81,12 +80,6 @@ class PerftestFormat(unittest.TestCase):
         cls.perftest = {f: read(os.path.join(CAPTURES, f)) for f in TOOLS}
         with open(RESULTS, encoding="utf-8") as f:
             cls.entries = [b for b in json.load(f)["benchmarks"] if b.get("run_type") != "aggregate"]
-
-    def setUp(self):
-        if self.binary is None:
-            if os.environ.get("CI") or os.environ.get("RDMASWEEP_BIN"):
-                self.fail(self.why + " (CI or RDMASWEEP_BIN set: not skipped)")
-            self.skipTest(self.why)
 
     def test_the_client_printed_what_render_prints(self):
         self.assertEqual(self.out, read(os.path.join(CAPTURES, "rdmasweep-client.txt")))
