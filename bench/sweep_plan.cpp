@@ -53,10 +53,10 @@ struct Measured {
 std::vector<Measured> measured_entries(const json& results) {
   std::vector<Measured> out;
   for (const json& b : results["benchmarks"]) {
-    if (!b.is_object() || b.value("run_type", "") != "iteration" || !b.contains("config")) continue;
     Measured m;
-    try {
-      from_json(b["config"], m.c);  // another version's config may not read: that entry is left out
+    try {  // an entry of another version, or not of this kind, is left out
+      if (!b.is_object() || b.value("run_type", "") != "iteration" || !b.contains("config")) continue;
+      from_json(b["config"], m.c);
       m.seconds = b.value("seconds", 0.0);
       m.messages = b.value("messages", 0.0);
       m.setup = b.value("setup_seconds", -1.0);
@@ -78,6 +78,7 @@ PlanRates rates_from_results(const json& results, const std::string& file) {
   const std::vector<Measured> es = measured_entries(results);
   if (es.empty()) throw ConfigError(who + "no measured entry with its config, seconds and messages");
   PlanRates r;
+  r.built_in = false;
   // A message's time against its payload, from the bandwidth entries; with one size
   // only, the defaults' shape scaled to what was measured.
   std::vector<std::pair<double, double>> xy;
@@ -109,8 +110,12 @@ PlanRates rates_from_results(const json& results, const std::string& file) {
   if (new_model > 0) r.new_qps *= new_took / new_model, r.per_qp *= new_took / new_model;
   if (reused_n > 0) r.reused = reused_took / reused_n;
   // What no entry says: the start and each run's own work, from the run's wall_time.
-  const json wt = results.value("context", json::object()).value("wall_time", json::object());
-  if (wt.contains("wall_seconds") && wt.contains("setup_seconds") && wt.contains("measured_seconds")) {
+  auto object_at = [](const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : json::object();
+  };
+  const json ctx = object_at(results, "context"), wt = object_at(ctx, "wall_time");
+  auto number = [&wt](const char* key) { return wt.contains(key) && wt[key].is_number(); };
+  if (number("wall_seconds") && number("setup_seconds") && number("measured_seconds")) {
     double warmup = 0;
     for (const Measured& m : es) warmup += static_cast<double>(total_qps(m.c) * m.c.work.warmup) * message_seconds(m.c, r);
     const double setup = wt["setup_seconds"].get<double>();
@@ -118,9 +123,8 @@ PlanRates rates_from_results(const json& results, const std::string& file) {
     r.per_run = std::max(0.0, (wt["wall_seconds"].get<double>() - setup - wt["measured_seconds"].get<double>() - warmup) /
                                   static_cast<double>(es.size()));
   }
-  const json ctx = results.value("context", json::object());
-  r.source = file + " (" + std::to_string(es.size()) + " runs on " + ctx.value("device", std::string("?")) + ", " +
-             ctx.value("host_name", std::string("?")) + ")";
+  auto text = [&ctx](const char* key) { return ctx.contains(key) && ctx[key].is_string() ? ctx[key].get<std::string>() : "?"; };
+  r.source = file + " (" + std::to_string(es.size()) + (es.size() == 1 ? " run" : " runs") + " on " + text("device") + ", " + text("host_name") + ")";
   return r;
 }
 
@@ -186,7 +190,7 @@ std::string plan_text(const SweepPlan& p) {
   const int w = static_cast<int>(width);
   char b[512];
   std::string s;
-  std::snprintf(b, sizeof b, "rdmasweep plan: %s point(s) x %u repetition(s), QPs set up %s time(s); nothing connected\n",
+  std::snprintf(b, sizeof b, "rdmasweep plan: %s point(s) x %u repetition(s), QPs set up %s time(s)\n",
                 thousands(p.points.size()).c_str(), p.repetitions, thousands(new_qps).c_str());
   s += b;
   std::snprintf(b, sizeof b, "%-*s  %6s  %12s  %10s\n", w, "point", "QPs", "buffers/side", "time");
@@ -197,26 +201,28 @@ std::string plan_text(const SweepPlan& p) {
     s += b;
   }
   std::snprintf(b, sizeof b,
-                "estimated duration: %s: start %s, QP setup %s, %s counted message(s) %s, --duration points %s (the "
-                "messages in flight as each ends too), each run's own work %s\n",
+                "estimated duration: %s: start %s, QP setup %s, %s counted message(s) %s, --duration points %s (and "
+                "the messages in flight as each ends), each run's own work %s\n",
                 human_seconds(p.seconds).c_str(), human_seconds(p.start_seconds).c_str(),
                 human_seconds(p.setup_seconds).c_str(), thousands(p.messages).c_str(),
                 human_seconds(p.message_seconds).c_str(), human_seconds(p.duration_seconds).c_str(),
                 human_seconds(p.run_seconds).c_str());
   s += b;
-  std::snprintf(b, sizeof b, "buffers: at most %s on each side (both pin the same; under the locked-memory limit: see doctor)\n",
+  std::snprintf(b, sizeof b, "buffers: at most %s on each side (both pin the same)\n",
                 human_bytes(static_cast<double>(p.max_side_bytes)).c_str());
   s += b;
   const PlanRates& r = p.rates;
+  s += "rates: " + r.source + "\n";
   std::snprintf(b, sizeof b,
-                "rates of %s: start %.2f s; a point's QP setup %.1f ms + %.2f ms a QP, on the QPs before %.1f ms; "
-                "%.1f ms a run besides its messages; a message %.2f us + its payload at %.1f MB/s, a latency round trip "
-                "%.2f messages\n",
-                r.source.c_str(), r.start, r.new_qps * 1e3, r.per_qp * 1e3, r.reused * 1e3, r.per_run * 1e3,
-                r.per_message * 1e6, r.bytes_per_second / 1e6, r.round_trip);
+                "  start %.2f s; QP setup %.1f ms a point + %.2f ms a QP, %.1f ms on the QPs before; %.1f ms a run "
+                "besides its messages\n  a message %.2f us + its payload at %.1f MB/s; a latency round trip %.2f "
+                "messages\n",
+                r.start, r.new_qps * 1e3, r.per_qp * 1e3, r.reused * 1e3, r.per_run * 1e3, r.per_message * 1e6,
+                r.bytes_per_second / 1e6, r.round_trip);
   s += b;
-  s += "the time of --iters points depends on the device (a hardware NIC moves messages far faster than Soft-RoCE): "
-       "--plan-from FILE takes the rates from an earlier run's results on the same hosts\n";
+  if (r.built_in)
+    s += "  a hardware NIC moves messages far faster than Soft-RoCE: --plan-from FILE takes the rates from an earlier "
+         "run's results on the same hosts\n";
   return s;
 }
 

@@ -31,6 +31,7 @@ struct PlanRates {
   double bytes_per_second = 43e6;   // ... plus its payload at this rate
   double round_trip = 1.2;          // a latency point's round trip, in messages
   std::string source = "Soft-RoCE in the rxe lab VM (reports/fabric/rxe0.json, reports/figures/qp-scaling.json)";
+  bool built_in = true;  // these defaults, not an earlier run's
 };
 
 // --plan-from FILE: the rates an earlier run measured, from its results (Google

@@ -155,11 +155,18 @@ TEST(SweepPlan, RatesFromOneSizeScaleTheModel) {
   const double per = message_seconds(c, PlanRates{}) * 10;
   nlohmann::json cfg;
   to_json(cfg, c);
-  nlohmann::json results = {{"context", nlohmann::json::object()},
+  nlohmann::json results = {{"context", nullptr},
                             {"benchmarks", {{{"run_type", "iteration"}, {"config", cfg}, {"seconds", per * 1000},
-                                             {"messages", 1000}}}}};
+                                             {"messages", 1000}},
+                                            {{"run_type", 5}},  // not an entry of ours: left out
+                                            {{"run_type", "aggregate"}, {"config", cfg}}}}};
   PlanRates r = rates_from_results(results, "f.json");
   EXPECT_NEAR(message_seconds(c, r), per, per * 1e-9);
+  EXPECT_EQ(r.source, "f.json (1 run on ?, ?)");
+  // A plan from a file names it, and says nothing of Soft-RoCE's rates.
+  const std::string text = plan_text(plan_sweep({c}, 1, r));
+  EXPECT_NE(text.find("rates: f.json"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Soft-RoCE"), std::string::npos) << text;
   EXPECT_THROW(rates_from_results(nlohmann::json::object(), "f.json"), ConfigError);
   EXPECT_THROW(rates_from_results({{"benchmarks", nlohmann::json::array()}}, "f.json"), ConfigError);
   EXPECT_THROW(rates_from_file("/nonexistent/results.json"), ConfigError);
