@@ -127,6 +127,13 @@ void add_interval_option(po::options_description& d, double* interval) {
                   "with --duration, off with --iters; 0: off)");
 }
 
+void add_plan_from_option(po::options_description& d, std::string* file) {
+  d.add_options()("plan-from", po::value(file),
+                  "FILE: the rates of the plan's estimate (a message's time, QP setup, each run's own work) from an "
+                  "earlier run's results file on the same hosts; default: Soft-RoCE's in the rxe lab VM, far slower "
+                  "at messages than a hardware NIC");
+}
+
 void add_progress_file_option(po::options_description& d, std::string* file) {
   d.add_options()("progress-file", po::value(file),
                   "FILE: append a line as each point starts, its traffic starts, it ends (done or failed) and the run "
@@ -237,7 +244,11 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
     ("out", po::value(&c.out), "results file (Google Benchmark JSON); histograms go to FILE with .hist.json")
     ("format", po::value(&format)->default_value("table"),
      "what stdout shows as points end: table (rdmasweep's) or perftest (perftest 4.5's ib_*_bw and ib_*_lat "
-     "tables, for scripts that parse them; MB/sec is 2^20 bytes a second; docs/results.md says each column's source)");
+     "tables, for scripts that parse them; MB/sec is 2^20 bytes a second; docs/results.md says each column's source)")
+    ("plan", po::bool_switch(&c.plan), "print the points as the run names them, the estimated duration and the "
+     "buffers each side pins, then exit: no device opened, nothing connected (a run estimated over 10 minutes "
+     "says so on stderr as it starts)");
+  add_plan_from_option(out, &c.plan_from);
   add_clock_option(out, &c.clock);
   add_interval_option(out, &c.interval);
   add_progress_file_option(out, &c.progress_file);
@@ -265,6 +276,7 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   check_multicast_client(c, axis);
   c.format = parse_console_format(format);
   if (c.format == ConsoleFormat::Perftest && !c.multicast.empty()) throw UsageError(refusal_text("format-multicast"));
+  if (c.plan && !c.multicast.empty()) throw UsageError("--plan plans a sweep against one server, not --multicast");
   check_interval(vm.count("interval") > 0, c.interval);
   c.progress = !vm.count("no-progress");
   c.labels = parse_labels(labels);
@@ -361,8 +373,11 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
   po::options_description all = fabric_options(d, raw);
   std::string config;
   std::map<std::string, std::string> axis;
-  all.add_options()("config", po::value(&config), "the sweep you plan to run (for the memory and device-limit checks)");
-  for (const char* key : {"op", "mode", "qps", "size"}) add_knob_option(all, axis, knob(key));  // the planned points
+  all.add_options()("config", po::value(&config), "the sweep you plan to run: its plan (as client --plan prints it), "
+                    "and the memory and device-limit checks");
+  for (const char* key : {"op", "mode", "qps"}) add_knob_option(all, axis, knob(key));  // the planned points
+  add_length_options(all, axis);
+  add_plan_from_option(all, &d.plan_from);
   all.add_options()("help,h", "this help");
   po::variables_map vm = run_parser_with_host(argc, argv, all, &d.host);
   if (vm.count("help")) {
@@ -372,12 +387,8 @@ DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text) {
     return d;
   }
   finish_fabric(d.fabric, d.timeout_s, raw);
-  try {
-    if (!config.empty()) d.spec = load_sweep_file(resolve_sweep_file(config));
-    for (const auto& [k, v] : axis) apply_override(d.spec, k, v);
-  } catch (const ConfigError& e) {
-    throw UsageError(e.what());
-  }
+  d.spec = sweep_from(config, axis);
+  d.sweep_given = !config.empty() || !axis.empty();
   return d;
 }
 

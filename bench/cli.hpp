@@ -50,6 +50,8 @@ struct ClientOptions : Common {
   std::string cm_address;   // --cm-address: the server's RDMA address (default: host)
   std::map<std::string, std::string> labels;  // --label KEY=VALUE: the context's "labels"
   std::string multicast;    // --multicast GROUP: UD datagrams to the servers in HOST that joined it
+  bool plan = false;        // --plan: print the sweep's plan (bench/sweep_plan.hpp), connect nothing
+  std::string plan_from;    // --plan-from FILE: the plan's rates from an earlier run's results
 };
 
 struct ServerOptions : Common {
@@ -62,6 +64,8 @@ struct ServerOptions : Common {
 struct DoctorOptions : Common {
   std::string host;  // empty: local checks only
   SweepSpec spec;    // the planned sweep, for the memory and limit checks
+  bool sweep_given = false;  // --config or a workload option: the plan is printed too
+  std::string plan_from;     // --plan-from FILE, as the client's
 };
 
 struct HuntOptions : Common {
@@ -139,6 +143,8 @@ void add_clock_option(boost::program_options::options_description& d, std::strin
 // --interval (client and mesh) into *interval; check_interval() rejects a `given`
 // value that is neither 0 (off) nor 0.001 to 3600 seconds (UsageError).
 void add_interval_option(boost::program_options::options_description& d, double* interval);
+// --plan-from FILE (client and doctor) into *file: the rates of the plan's estimate.
+void add_plan_from_option(boost::program_options::options_description& d, std::string* file);
 // --progress-file FILE (client, server, mesh): core/results/progress_file.hpp.
 void add_progress_file_option(boost::program_options::options_description& d, std::string* file);
 void check_interval(bool given, double interval);

@@ -12,6 +12,7 @@
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
 #include "bench/reporter.hpp"
+#include "bench/sweep_plan.hpp"
 #include "core/config/refusals.hpp"
 #include "core/config/sweep.hpp"
 #include "core/measure/clock.hpp"
@@ -258,6 +259,16 @@ int summarize(SweepReporter& reporter, size_t ran, const std::string& out) {
   return reporter.failed() > 0 ? kFailed : kOk;
 }
 
+// --plan: what this run would do, from the options alone (nothing opened or connected).
+int print_plan(const cli::ClientOptions& o, const SweepPlan& plan) {
+  std::cout << plan_text(plan);
+  if (o.cap_to_cq)
+    std::cout << "--cq-policy cap: a point whose QPs need more than the device's max_cqe runs with lower depths, "
+                 "under another name\n";
+  if (!o.benchmark_args.empty()) std::cout << "--benchmark_* flags are not applied: every point of the sweep is listed\n";
+  return kOk;
+}
+
 }  // namespace
 
 int client_main(int argc, char** argv) {
@@ -270,6 +281,9 @@ int client_main(int argc, char** argv) {
   }
   if (!o.multicast.empty()) return multicast_client_main(o);
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
+  const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
+  if (o.plan) return print_plan(o, plan);
+  if (plan.seconds > kLongRunSeconds) std::fprintf(stderr, "%s\n", long_run_line(plan).c_str());
   // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
   std::future<void> calibrated;
   try {

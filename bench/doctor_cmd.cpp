@@ -12,6 +12,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/commands.hpp"
+#include "bench/sweep_plan.hpp"
 #include "core/control/channel.hpp"
 #include "core/engine/connection.hpp"
 #include "core/host/inventory.hpp"
@@ -126,13 +127,8 @@ std::optional<LocalFabric> check_port_and_gid(const cli::DoctorOptions& o, Check
   return std::nullopt;
 }
 
-void check_memlock(const std::vector<TestConfig>& points, Checklist& c) {
-  uint64_t pinned = 0;
-  for (const TestConfig& p : points) {
-    uint64_t regions = qp_regions(p);
-    // every thread has buffers of its own
-    pinned = std::max(pinned, 2 * regions * message_slots(p) * ((p.work.size + 63) / 64 * 64) * p.knobs.threads);
-  }
+// `pinned`: the most one point's buffers pin (SweepPlan::max_side_bytes, core's sizing).
+void check_memlock(uint64_t pinned, Checklist& c) {
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);
   if (geteuid() == 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -200,10 +196,12 @@ int doctor_main(int argc, char** argv) {
     return kOk;
   }
   std::vector<TestConfig> points = expand(o.spec);
+  const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
+  if (o.sweep_given) std::printf("%s\n", plan_text(plan).c_str());  // what the checks below are about
   Checklist c;
   if (!check_devices(c)) return kFailed;
   std::optional<LocalFabric> fabric = check_port_and_gid(o, c);
-  check_memlock(points, c);
+  check_memlock(plan.max_side_bytes, c);
   if (fabric && port_info(fabric->dev).active) check_limits(points, *fabric, c);  // a down port was reported
   if (!o.host.empty()) check_server(o, points, fabric, c);
   std::printf("%s\n", c.failures() ? "Something above would break a run." : "Nothing found that would break a run.");

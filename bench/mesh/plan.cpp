@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "bench/mesh/schedule.hpp"
+#include "bench/sweep_plan.hpp"
 #include "core/config/sweep.hpp"
+#include "core/engine/connection.hpp"
 
 namespace rdmasweep::mesh_detail {
 
@@ -45,27 +47,11 @@ Shape shape_of(Pattern p, int n, Schedule s) {
 
 // Seconds one flow of `c` takes to measure (warm-up included).
 double point_seconds(const TestConfig& c) {
-  if (c.work.duration > 0) return c.work.duration;
-  const double per = std::max(kPlanMessageSeconds, static_cast<double>(c.work.size) / kPlanLinkBytesPerSecond);
-  return static_cast<double>(c.work.iters + c.work.warmup) * per * (c.work.mode == Mode::Lat ? 2 : 1);
-}
-
-std::string human_seconds(double s) {
-  char b[64];
-  if (s < 120) std::snprintf(b, sizeof b, "%.1f s", s);
-  else if (s < 7200) std::snprintf(b, sizeof b, "%.1f min", s / 60);
-  else if (s < 172800) std::snprintf(b, sizeof b, "%.1f h", s / 3600);
-  else std::snprintf(b, sizeof b, "%.1f days", s / 86400);
-  return b;
-}
-
-std::string human_bytes(double v) {
-  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (v >= 1024 && i < 4) v /= 1024, ++i;
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f %s", v, u[i]);
-  return b;
+  PlanRates r;
+  r.per_message = kPlanMessageSeconds;
+  r.bytes_per_second = kPlanLinkBytesPerSecond;
+  r.round_trip = kPlanRoundTrip;
+  return measuring_seconds(c, r);
 }
 
 }  // namespace
@@ -78,9 +64,9 @@ json mesh_plan(const MeshOptions& o, int ranks) {
   uint64_t max_qps = 0, max_bytes = 0;
   double seconds = 0;
   for (const TestConfig& c : points) {
-    // Each flow end registers a send and a receive area of one message per QP (every thread's).
+    // Each flow end's buffers are a point's side, sized for its own messages (slot 0).
     max_qps = std::max<uint64_t>(max_qps, sh.max_ends_per_rank * total_qps(c));
-    max_bytes = std::max<uint64_t>(max_bytes, sh.max_ends_per_rank * total_qps(c) * c.work.size * 2);
+    max_bytes = std::max<uint64_t>(max_bytes, sh.max_ends_per_rank * side_buffer_bytes(c, 0));
     seconds += static_cast<double>(sh.phases) * reps * (point_seconds(c) + kPlanSetupSeconds);
   }
   json p = {{"ranks", ranks},
@@ -99,8 +85,9 @@ json mesh_plan(const MeshOptions& o, int ranks) {
              {{"setup_seconds_per_phase", kPlanSetupSeconds},
               {"seconds_per_message", kPlanMessageSeconds},
               {"link_bytes_per_second", kPlanLinkBytesPerSecond},
-              {"note", "duration points take their duration; iteration points (warm-up + iters) x max(seconds per "
-                       "message, size / link rate), latency round trips twice that"}}}};
+              {"note", "duration points take their duration and a send queue's messages per QP; iteration points "
+                       "(warm-up + iters) x QPs x (seconds per message + size / link rate), latency round trips "
+                       "twice that"}}}};
   return p;
 }
 
@@ -126,8 +113,8 @@ std::string plan_text(const json& p) {
   s += b;
   const json& a = p["assumptions"];
   std::snprintf(b, sizeof b,
-                "  estimated duration: %s (assuming %.2f s of setup per phase, %.0f us per message or %.0f Gb/s, "
-                "whichever is slower; duration points take their duration)\n",
+                "  estimated duration: %s (assuming %.2f s of setup per phase, %.0f us per message plus its payload "
+                "at %.0f Gb/s; duration points take their duration)\n",
                 human_seconds(p["estimated_seconds"].get<double>()).c_str(), a["setup_seconds_per_phase"].get<double>(),
                 a["seconds_per_message"].get<double>() * 1e6, a["link_bytes_per_second"].get<double>() * 8 / 1e9);
   s += b;

@@ -10,10 +10,12 @@
 
 namespace rdmasweep::mesh_detail {
 
-// The estimate's assumptions, printed with it.
+// The estimate's assumptions, printed with it: a cluster's NICs, not the lab's
+// Soft-RoCE (bench/sweep_plan.hpp's time model, with these rates).
 constexpr double kPlanSetupSeconds = 0.05;      // per phase: barrier, QP creation, endpoint swap
-constexpr double kPlanMessageSeconds = 10e-6;   // per message or round trip, when --iters sets the length
-constexpr double kPlanLinkBytesPerSecond = 12.5e9;  // 100 Gb/s: bounds large messages from below
+constexpr double kPlanMessageSeconds = 10e-6;   // per message, when --iters sets the length ...
+constexpr double kPlanLinkBytesPerSecond = 12.5e9;  // ... plus its payload at 100 Gb/s
+constexpr double kPlanRoundTrip = 2;            // a latency round trip, in messages
 
 nlohmann::json mesh_plan(const MeshOptions& o, int ranks);
 std::string plan_text(const nlohmann::json& plan);

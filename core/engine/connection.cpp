@@ -172,10 +172,22 @@ uint64_t message_stride(const TestConfig& c, uint64_t slot) {
   return round_slot(std::max(slot, c.work.size + (is_ud(c) ? kUdGrhBytes : 0)));
 }
 
-// The bytes `c`'s buffers pin: rx and tx areas of qp_regions() regions.
+uint64_t thread_buffer_bytes(const TestConfig& c, uint64_t stride) {
+  return 2 * stride * message_slots(c) * qp_regions(c);  // rx and tx areas of qp_regions() regions
+}
+
+uint64_t side_buffer_bytes(const TestConfig& c, uint64_t slot) {
+  return thread_buffer_bytes(c, message_stride(c, slot)) * c.knobs.threads;
+}
+
+bool can_reuse(const TestConfig& built, uint64_t stride, const TestConfig& next) {
+  return same_shape(built, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= stride;
+}
+
+// One thread's buffers, refused over 8 GiB.
 static uint64_t buffer_bytes(const TestConfig& c, uint64_t stride) {
   const uint32_t slots = message_slots(c);
-  const uint64_t bytes = 2 * stride * slots * qp_regions(c);
+  const uint64_t bytes = thread_buffer_bytes(c, stride);
   if (bytes > (uint64_t{8} << 30))
     throw Error("a test with " + std::to_string(c.work.qps) + " QPs of " + std::to_string(c.work.size) +
                 " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
@@ -302,9 +314,7 @@ void TestResources::limit_reads(uint32_t peer_max_rd_atom) {
     rd_atomic = static_cast<uint8_t>(peer_max_rd_atom);
 }
 
-bool TestResources::can_serve(const TestConfig& next) const {
-  return same_shape(cfg, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= msg_stride;
-}
+bool TestResources::can_serve(const TestConfig& next) const { return can_reuse(cfg, msg_stride, next); }
 
 void TestResources::retarget(const TestConfig& next) {
   cfg = next;

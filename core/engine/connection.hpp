@@ -68,6 +68,16 @@ std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t
 // One message buffer of `c` in a shape planned for `slot`: what the peer sizes its
 // side by (SetupRequest::slot_bytes).
 uint64_t message_stride(const TestConfig& c, uint64_t slot);
+// The bytes one thread's buffers pin for `c` with message buffers of `stride` bytes:
+// its rx and tx areas. What TestResources registers (it refuses over 8 GiB).
+uint64_t thread_buffer_bytes(const TestConfig& c, uint64_t stride);
+// The bytes one side of `c` pins in a shape planned for `slot`: every thread's
+// buffers. Both sides pin the same (the server sizes by the client's stride); doctor
+// checks it against the locked-memory limit and --plan prints it.
+uint64_t side_buffer_bytes(const TestConfig& c, uint64_t slot);
+// Whether QPs built for `built` with message buffers of `stride` bytes can run `next`
+// (TestResources::can_serve; --plan counts the points that set up QPs by it).
+bool can_reuse(const TestConfig& built, uint64_t stride, const TestConfig& next);
 // Throws what creating `c`'s resources on `dev` would for their plan (the config, the
 // device's limits, the buffers' size) without creating anything.
 void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot);
