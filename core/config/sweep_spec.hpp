@@ -36,8 +36,8 @@ struct SweepSpec {
   uint64_t warmup = 100;
   uint32_t repetitions = 1;
   std::string description;
-  // No size given (file or command line): latency points measure perftest's 2 B,
-  // bandwidth points the size axis' default.
+  // No size given (file or command line; code that fills `size` by hand sets it too):
+  // latency points measure perftest's 2 B, bandwidth points the size axis' default.
   bool size_given = false;
 };
 

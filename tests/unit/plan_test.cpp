@@ -43,6 +43,7 @@ SweepSpec write_sweep() {
   SweepSpec s;
   s.op = {"write"};
   s.size = {64, 4096};
+  s.size_given = true;
   s.qps = {1, 4};
   return s;
 }
@@ -83,6 +84,7 @@ TEST(SweepPlan, IterationPointsTakeTheirMessagesWarmupAndRepetitions) {
   PlanRates r = round_rates();
   r.bytes_per_second = 65536 / 1e-3;  // a 64 KiB payload: one more millisecond
   s.size = {65536};
+  s.size_given = true;
   SweepPlan lat = plan_sweep(expand(s), s.repetitions, r);
   EXPECT_NEAR(lat.message_seconds, 660 * 2 * (1e-3 + 1e-3), 1e-9);
 }
@@ -107,6 +109,7 @@ TEST(SweepPlan, BuffersAreWhatCoreSizesEachSideBy) {
   s.mode = {"bw", "lat"};
   s.qps = {1, 4};
   s.size = {64, 4096};
+  s.size_given = true;
   s.threads = {1, 2};
   s.validate = {0, 1};
   const std::vector<TestConfig> points = expand(s);

@@ -144,6 +144,7 @@ TEST(Refusals, OptionPairsTakeTheTablesWords) {
   cli::ClientOptions o;
   o.spec.transport = {"ud"};
   o.spec.size = {64};
+  o.spec.size_given = true;
   EXPECT_THROW(expand(o.spec, PointContext{true}), ConfigError);
   EXPECT_EQ(expand(o.spec).size(), 1u);
 }

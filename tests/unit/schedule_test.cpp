@@ -74,6 +74,7 @@ TEST(MeshPlan, OnThousandRanksWithoutMpi) {
   o.spec.iters = 100;
   o.spec.warmup = 10;
   o.spec.size = {4096};
+  o.spec.size_given = true;
   nlohmann::json m = mesh_plan(o, 1024);
   EXPECT_EQ(m["schedule"], "matching");
   EXPECT_EQ(m["phases_per_point"], 2046);
