@@ -85,6 +85,18 @@ class ManualDrift(NeedsBinary):
                     self.assertTrue(re.search(r"`[^`]*%s\b" % re.escape(o), section),
                                     f"docs/usage.md does not describe {command}'s {o}")
 
+    def test_usage_says_which_client_options_take_a_list(self):
+        r = subprocess.run([self.binary, "client", "--help"], capture_output=True, text=True, timeout=60)
+        valued = set(re.findall(r"^\s+(?:-\w \[ )?(--[a-z-]+)(?: \])? (?:\[=)?arg", r.stdout, re.M))
+        knobs = {k["flag"] for k in json.loads(read("tools", "rdmasweep_py", "knobs.json"))}
+        lists = knobs | {"--iters", "--duration", "--warmup", "--repetitions", "--atomic-type", "--connection"}
+        self.assertLessEqual(lists, valued | {"--size"})
+        doc = read("docs", "usage.md")
+        m = re.search(r"The other options take one\s+value: (.*?)\.\n", doc, re.S)
+        self.assertIsNotNone(m, "docs/usage.md no longer says which options take one value")
+        self.assertEqual(set(re.findall(r"`(--[a-z-]+)`", m.group(1))), valued - lists,
+                         "docs/usage.md's options that take one value are not the client's valued non-sweep options")
+
     def test_see_also_names_every_installed_tool(self):
         see_also = self.man().split(".SH SEE ALSO", 1)[1]
         for tool in installed_tools():
