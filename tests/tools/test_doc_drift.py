@@ -61,6 +61,22 @@ class DocDrift(unittest.TestCase):
                 self.assertIn(f"bin/rdmasweep-{tool}", doc)
 
 
+class PerftestClaims(unittest.TestCase):
+    """perftest changes (upstream added --data_validation after Debian 12's 4.5): a
+    sentence saying perftest lacks something names the version it was checked on."""
+
+    def test_what_perftest_lacks_names_its_version(self):
+        texts = {"README.md": read("README.md"), "core/config/knob_table.hpp": read("core", "config", "knob_table.hpp")}
+        for name in os.listdir(os.path.join(ROOT, "docs")):
+            if name.endswith(".md"):
+                texts["docs/" + name] = read("docs", name)
+        claim = re.compile(r"perftest\b([^.;|()]{0,25}?)\b(has no|checks no|has none|lacks)\b", re.I)
+        for name, text in texts.items():
+            for m in claim.finditer(text):
+                with self.subTest(file=name, claim=m.group(0)):
+                    self.assertRegex(m.group(1), r"\d\.\d", f"{name}: '{m.group(0)}' names no perftest version")
+
+
 class ManualDrift(NeedsBinary):
 
     def man(self):
