@@ -2,7 +2,10 @@
 --dry-run lines), covers the issue's factors one at a time, and a real round prints
 both tools' rates, their ratio and each one's cost above the bare loop."""
 
+import json
+import os
 import re
+import tempfile
 import unittest
 
 from _util import run_tool
@@ -57,8 +60,29 @@ class RealRound(test_null_device.NullSetup):
         rows = [l.split() for l in p.stdout.splitlines() if l.startswith("write q1 s64")]
         self.assertEqual(len(rows), 2, p.stdout)  # post_send and the wr-api row
         for r in rows:
-            nums = [float(x) for x in r[-6:]]
+            nums = [float(x) for x in r[-8:]]
             self.assertTrue(all(x > 0 for x in nums[:4]), r)  # three rates and the ratio
+            self.assertTrue(all(x > 0 for x in nums[-2:]), r)  # CPU ns per message: rdmasweep, the bare loop
+            self.assertGreater(nums[-2], nums[-1] * 0.8, r)  # the bare loop is the limit, give or take noise
+
+    def test_the_gate_holds_a_baseline_and_fails_past_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = os.path.join(d, "ceiling.json")
+            p = run_tool("ceiling", "--gate", base, "--update-gate", "--rounds", "1", "--iters", "200000")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(base) as f:
+                ratios = json.load(f)["ratios"]
+            self.assertEqual(len(ratios), 3)
+            self.assertTrue(all(1 <= r < 5 for r in ratios.values()), ratios)  # rdmasweep costs more than bare
+            p = run_tool("ceiling", "--gate", base, "--rounds", "1", "--iters", "200000")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(p.stdout.count("ok   "), 3, p.stdout)
+            # A baseline the loop cannot meet: each point fails, the gate exits 1.
+            with open(base, "w") as f:
+                json.dump({"ratios": {k: v / 2 for k, v in ratios.items()}}, f)
+            p = run_tool("ceiling", "--gate", base, "--rounds", "1", "--iters", "200000")
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertEqual(p.stdout.count("FAIL "), 3, p.stdout)
 
 
 if __name__ == "__main__":
