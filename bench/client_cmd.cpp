@@ -283,7 +283,6 @@ int client_main(int argc, char** argv) {
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
   const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
   if (o.plan) return print_plan(o, plan);
-  if (plan.seconds > kLongRunSeconds) std::fprintf(stderr, "%s\n", long_run_line(plan).c_str());
   // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
   std::future<void> calibrated;
   try {
@@ -308,6 +307,8 @@ int client_main(int argc, char** argv) {
   }
   if (o.cap_to_cq) cli::cap_points(points, session.server().max_cqe, "the server's", "rdmasweep");
   check_server_mtu(points, session.server().active_mtu);  // before the first point: no QP exists yet
+  // Every check passed: the run starts. Not before, so a refused run stays one line.
+  if (plan.seconds > kLongRunSeconds) std::fprintf(stderr, "%s\n", long_run_line(plan).c_str());
   announce(fabric, session.server(), points, placement);
   if (route) announce_route(*route, fabric);
 

@@ -276,6 +276,18 @@ TEST_F(EndToEnd, InterruptedSweepKeepsCompletedPointsAndServerKeepsServing) {
   EXPECT_EQ(again.code, 0) << both(again);
 }
 
+// A run estimated over 10 minutes says so on stderr once every check has passed (a
+// refused one stays one line: MoreOutstandingWorkThanTheCqHolds); the test waits for that
+// line, then interrupts the run.
+TEST_F(EndToEnd, ALongRunSaysItsEstimateAsItStarts) {
+  Process c({kBin, "client", "127.0.0.1", "--port", port_, "--no-progress", "--op", "write", "-s", "64",
+             "--duration", "700", "--out", dir_ + "/long.json"});
+  const std::string line = c.wait_for_stderr("(--plan for details)", 120s);
+  EXPECT_EQ(line.rfind("rdmasweep: 1 point, about 11.", 0), 0u) << c.err();
+  c.signal(SIGINT);
+  EXPECT_EQ(c.wait(60s), 130) << c.err();
+}
+
 // Each bad input ends with one clear line on stderr and a non-zero exit, never a hang.
 static void expect_clear_failure(const Outcome& o, const std::string& needle) {
   EXPECT_NE(o.code, 0) << both(o);
