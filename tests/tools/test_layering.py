@@ -1,10 +1,12 @@
 """tools/check-layering on a copy of the tree: the tree as committed passes, and each
-rule fails on the include that breaks it (core/'s folder order, a file pair that
-depends on each other both ways, bench/ reaching into core/verbs/)."""
+rule fails on the include or call that breaks it (core/'s folder order, a file pair that
+depends on each other both ways, bench/ reaching into core/verbs/, control/ and verbs/
+reaching out, core/ reaching into bench/, setup verbs and librdmacm outside verbs/)."""
 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -23,7 +25,7 @@ class Layering(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def check(self):
-        return subprocess.run(["bash", CHECK, self.tmp], capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, CHECK, self.tmp], capture_output=True, text=True, timeout=120)
 
     def add_include(self, path, target):
         p = os.path.join(self.tmp, path)
@@ -66,6 +68,33 @@ class Layering(unittest.TestCase):
         r = self.check()
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertIn("bench/ may not include core/verbs/", r.stderr)
+
+    def test_control_includes_only_control_and_config(self):
+        self.add_include("core/control/protocol.hpp", "core/measure/clock.hpp")
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("core/control/ may include only core/control/ and core/config/", r.stderr)
+
+    def test_verbs_includes_nothing_else_of_core(self):
+        self.add_include("core/verbs/device.hpp", "core/config/config.hpp")
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("core/verbs/ may include nothing from core/ outside core/verbs/", r.stderr)
+
+    def test_core_may_not_include_bench(self):
+        self.add_include("core/point/session.cpp", "bench/cli.hpp")
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("core/ may not include bench/", r.stderr)
+
+    def test_setup_verbs_and_librdmacm_belong_to_verbs(self):
+        with open(os.path.join(self.tmp, "core", "point", "side.cpp"), "a") as f:
+            f.write("\nvoid f() { ibv_poll_cq(0, 0, 0); ibv_query_port(0, 0, 0); rdma_connect(0, 0); }\n")
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("call ibv_query_port() breaks the layering: only core/verbs/ calls ibv_* setup", r.stderr)
+        self.assertIn("call rdma_connect() breaks the layering: only core/verbs/ calls librdmacm", r.stderr)
+        self.assertNotIn("ibv_poll_cq", r.stderr)  # the fast path may be called from anywhere
 
 
 if __name__ == "__main__":
