@@ -19,6 +19,7 @@
 #include "core/point/cm_connect.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/point/session.hpp"
+#include "core/results/context.hpp"
 #include "core/results/progress_file.hpp"
 #include "core/version.hpp"
 
@@ -68,51 +69,18 @@ nlohmann::json connection_context(const std::optional<CmRoute>& route) {
 nlohmann::json make_context(const cli::ClientOptions& o, const LocalFabric& f, const control::Hello& server,
                             const std::vector<TestConfig>& sweep, const Placement& placement,
                             const std::optional<CmRoute>& route) {
-  const size_t points = sweep.size();
   uint32_t threads = 1;
   for (const TestConfig& p : sweep) threads = std::max(threads, p.knobs.threads);
-  control::Hello me = f.hello();
-  auto side = [](const control::Hello& h) {
-    return nlohmann::json{{"host", h.host},         {"device", h.device},     {"firmware", h.firmware},
-                          {"link_layer", h.link_layer}, {"mtu", h.active_mtu}, {"rate_gbps", h.rate_gbps},
-                          {"kernel", h.kernel},     {"tool_version", h.tool_version},
-                          {"gid", h.gid},           {"gid_index", h.gid_index},   {"gid_type", h.gid_type},
-                          {"cpus", h.cpus},         {"capabilities", h.capabilities}};
-  };
-  nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
-          {"tool", "rdmasweep"},
-          {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", git_revision()},
-          {"host_name", me.host},
-          {"device", me.device},
-          {"firmware", me.firmware},
-          {"link_layer", me.link_layer},
-          {"mtu", me.active_mtu},
-          {"rate_gbps", me.rate_gbps},
-          {"kernel", me.kernel},
-          {"port", f.dev.port()},
-          {"gid_index", f.gid.index},
-          {"gid", gid_to_string(f.gid.gid)},
-          {"gid_type", f.gid.type},
-          {"transport", me.capabilities.value("transport", "")},  // InfiniBand, RoCE or iWARP
-          {"peer_host", o.host},
-          {"connection", connection_context(route)},
-          {"client", side(me)},
-          {"server", side(server)},
-          {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
-          {"sweep_file", o.config_file},
-          {"labels", o.labels},  // --label KEY=VALUE: what CI knows about the run
-          // throughput over time: sampled every `seconds` (0: never) in all points or duration points only
-          {"interval", interval_context(o.interval)},
-          {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file (tests/unit/sweep_test.cpp)
-          {"points", points},
-          {"clock_choice", o.clock},
-          {"cq_policy", o.cap_to_cq ? "cap" : "error"},
-          // this side's cores for the sweep's most threads (thread t on per_thread[t])
-          {"placement", placement_json(placement, threads)},
-          {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
-          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
-  ticks::add_context(c);  // clock, its rate, drift and why it was chosen
+  const RunContext run{"client", f.hello(), f.dev.port(), o.labels, o.interval};
+  const SweepContext sw{o.config_file, sweep_json(o.spec), sweep.size(), o.clock, o.cap_to_cq};
+  nlohmann::json c = results_context(run, &sw);
+  c["peer_host"] = o.host;
+  c["connection"] = connection_context(route);
+  c["client"] = end_context(run.me);
+  c["server"] = end_context(server);
+  c["counters"] = f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr);
+  // this side's cores for the sweep's most threads (thread t on per_thread[t])
+  c["placement"] = placement_json(placement, threads);
   return c;
 }
 

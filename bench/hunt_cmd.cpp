@@ -17,6 +17,7 @@
 #include "core/engine/connection.hpp"
 #include "core/measure/clock.hpp"
 #include "core/point/measured_run.hpp"
+#include "core/results/context.hpp"
 #include "core/results/document.hpp"
 #include "core/results/model.hpp"
 #include "core/version.hpp"
@@ -49,28 +50,11 @@ void write_report(const std::string& dir, const nlohmann::json& report) {
 
 nlohmann::json context(const cli::HuntOptions& o, const LocalFabric& f, const control::Hello& server,
                        const hunt::Space& space) {
-  control::Hello me = f.hello();
-  nlohmann::json c = {{"schema_version", kResultsSchemaVersion},
-                      {"tool", "rdmasweep"},
-                      {"command", "hunt"},
-                      {"tool_version", RDMASWEEP_VERSION},
-                      {"git_revision", git_revision()},
-                      {"date", results_date()},
-                      {"executable", "rdmasweep"},
-                      {"library_build_type", RDMASWEEP_BUILD_TYPE},
-                      {"host_name", me.host},
-                      {"device", me.device},
-                      {"link_layer", me.link_layer},
-                      {"mtu", me.active_mtu},
-                      {"rate_gbps", me.rate_gbps},
-                      {"peer_host", o.host},
-                      {"server", {{"host", server.host}, {"device", server.device}, {"mtu", server.active_mtu}}},
-                      {"counters", f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr)},
-                      {"space", space.to_json()},
-                      {"interval", interval_context(0)},
-                      {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
-                      {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
-  ticks::add_context(c);
+  nlohmann::json c = results_context(RunContext{"hunt", f.hello(), f.dev.port(), {}, 0});
+  c["peer_host"] = o.host;
+  c["server"] = end_context(server);
+  c["counters"] = f.counters.available() ? nlohmann::json(f.counters.names()) : nlohmann::json(nullptr);
+  c["space"] = space.to_json();
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include "core/point/multicast_session.hpp"
 #include "core/point/session.hpp"
 #include "core/results/aggregates.hpp"
+#include "core/results/context.hpp"
 #include "core/results/records.hpp"
 #include "core/results/report.hpp"
 #include "core/version.hpp"
@@ -86,29 +87,16 @@ json make_context(const cli::ClientOptions& o, const LocalFabric& f, const std::
     }
     receivers.push_back(j);
   }
-  return {{"schema_version", kResultsSchemaVersion},
-          {"tool", "rdmasweep"},
-          {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", git_revision()},
-          {"host_name", me.host},
-          {"device", me.device},
-          {"kernel", me.kernel},
-          {"mtu", me.active_mtu},
-          {"gid_index", f.gid.index},
-          {"gid", gid_to_string(f.gid.gid)},
-          {"gid_type", f.gid.type},
-          {"transport", me.capabilities.value("transport", "")},
-          {"pattern", "multicast"},
-          {"group", o.multicast},
-          {"receivers", receivers},
-          {"sweep_file", o.config_file},
-          {"labels", o.labels},
-          {"sweep", sweep_json(o.spec)},
-          {"points", points},
-          {"latency_note", "one-way, from the sender's post to the receiver's arrival; on another host against the "
-                           "receiver's clock offset, estimated from control-channel round trips (NTP's way), wrong by "
-                           "at most its uncertainty"},
-          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
+  RunContext run{"multicast", me, f.dev.port(), o.labels, o.interval};
+  run.latency_note =
+      "one-way, from the sender's post to the receiver's arrival; on another host against the receiver's clock "
+      "offset, estimated from control-channel round trips (NTP's way), wrong by at most its uncertainty";
+  const SweepContext sw{o.config_file, sweep_json(o.spec), points, o.clock, o.cap_to_cq};
+  json c = results_context(run, &sw);
+  c["pattern"] = "multicast";
+  c["group"] = o.multicast;
+  c["receivers"] = receivers;
+  return c;
 }
 
 // One repetition of one point: the rows of the sender and of every receiver.

@@ -43,13 +43,12 @@ SweepReporter::SweepReporter(std::string out_path, json context, const std::vect
 bool SweepReporter::ReportContext(const Context& ctx) {
   Laps laps(outside_);
   json& c = report_.document().context();
-  c["date"] = results_date();
-  c["executable"] = Context::executable_name ? Context::executable_name : "rdmasweep";
+  // Google Benchmark's own fields of the context (the rest, "executable" among them:
+  // core/results/context.hpp; its executable_name would be the subcommand here).
   c["num_cpus"] = ctx.cpu_info.num_cpus;
   c["mhz_per_cpu"] = static_cast<int64_t>(ctx.cpu_info.cycles_per_second / 1e6);
   c["cpu_scaling_enabled"] = ctx.cpu_info.scaling == benchmark::CPUInfo::ENABLED;
   c["load_avg"] = ctx.cpu_info.load_avg;
-  c["library_build_type"] = RDMASWEEP_BUILD_TYPE;  // CMake's, as Google Benchmark writes its own
   report_.write(false);
   laps.lap(&WallTime::writing);
   return true;

@@ -31,6 +31,7 @@
 #include "core/engine/connection.hpp"
 #include "core/measure/clock.hpp"
 #include "core/point/session.hpp"
+#include "core/results/context.hpp"
 #include "core/results/model.hpp"
 
 namespace rdmasweep {
@@ -147,12 +148,11 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
     fabric = std::make_unique<LocalFabric>(LocalFabric::open(sw.o.fabric));
     if (fabric->dev.is_iwarp()) throw ConfigError(fabric->dev.name() + ": " + refusal_text("iwarp-cm"));
     control::Hello h = fabric->hello();
-    me = {{"rank", w.rank},         {"host", h.host},           {"device", h.device},
-          {"port", fabric->dev.port()}, {"gid_index", fabric->gid.index}, {"gid", gid_to_string(fabric->gid.gid)},
-          {"gid_type", fabric->gid.type}, {"firmware", h.firmware}, {"link_layer", h.link_layer},
-          {"mtu", h.active_mtu},    {"rate_gbps", h.rate_gbps}, {"kernel", h.kernel},
-          {"max_cqe", fabric->dev.attr().max_cqe}, {"max_qp_rd_atom", h.max_qp_rd_atom},
-          {"capabilities", h.capabilities}};
+    me = end_context(h);
+    me["rank"] = w.rank;
+    me["port"] = fabric->dev.port();
+    me["max_cqe"] = fabric->dev.attr().max_cqe;
+    me["max_qp_rd_atom"] = h.max_qp_rd_atom;
     ticks::add_context(me);  // each rank calibrated its own TSC
   } catch (const std::exception& e) {
     err = e.what();
@@ -183,10 +183,10 @@ std::string open_ranks(const World& w, Sweep& sw, std::unique_ptr<LocalFabric>& 
 
 // Rank 0's report, its context written, and what the run will do said on stderr.
 std::unique_ptr<MeshReport> start_report(const World& w, const Sweep& sw, const std::vector<json>& ranks,
-                                         const std::vector<std::vector<Flow>>& phases) {
+                                         const std::vector<std::vector<Flow>>& phases, const LocalFabric& fabric) {
   const MeshOptions& o = sw.o;
-  json context = make_context(o, w, ranks, sw.points.size());
-  ticks::add_context(context);  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
+  // rank 0's clock, its rate, drift and why (each rank's in rank_info)
+  json context = make_context(o, w, ranks, sw.points.size(), fabric.hello(), fabric.dev.port());
   auto report = std::make_unique<MeshReport>(o.out, std::move(context));
   size_t width = 5;
   for (const TestConfig& c : sw.points) width = std::max(width, point_name(c).size() + (sw.reps > 1 ? 7 : 0));
@@ -273,7 +273,7 @@ int run_mesh(const World& w, int argc, char** argv) {
   start_liveness(w, liveness_silence(sw.o.timeout_s), run.hosts);
   const std::vector<std::vector<Flow>> phases = phases_of(sw.o.pattern, w.size, effective_schedule(sw.o, w.size));
   std::unique_ptr<MeshReport> report;  // rank 0 only
-  if (w.rank == 0) report = start_report(w, sw, ranks, phases);
+  if (w.rank == 0) report = start_report(w, sw, ranks, phases, *fabric);
   run.report = report.get();
   bool go_on = true;
   try {

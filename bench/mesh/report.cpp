@@ -11,6 +11,7 @@
 #include "core/config/knobs.hpp"
 #include "core/measure/clock.hpp"
 #include "core/point/measured_run.hpp"
+#include "core/results/context.hpp"
 #include "core/results/model.hpp"
 #include "core/version.hpp"
 
@@ -41,36 +42,20 @@ double number_in(const json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0;
 }
 
-json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points) {
-  const std::string mpi = mpi_library_version();
-  return {{"schema_version", kResultsSchemaVersion},
-          {"tool", "rdmasweep"},
-          {"command", "mesh"},
-          {"tool_version", RDMASWEEP_VERSION},
-          {"git_revision", git_revision()},
-          {"date", results_date()},
-          {"executable", "rdmasweep"},
-          {"library_build_type", RDMASWEEP_BUILD_TYPE},
-          {"pattern", to_string(o.pattern)},
-          {"schedule", o.pattern == Pattern::Pairs ? json(to_string(effective_schedule(o, w.size))) : json(nullptr)},
-          {"ranks", w.size},
-          {"rank_info", ranks},
-          {"host_name", ranks.at(0).value("host", "")},
-          {"device", ranks.at(0).value("device", "")},
-          {"mpi_library", mpi},
-          {"clock", ticks::source_name()},
-          {"clock_choice", o.clock},
-          {"cq_policy", o.cap_to_cq ? "cap" : "error"},
-          {"interval", interval_context(o.interval)},
-          {"sweep_file", o.config_file},
-          {"sweep", sweep_json(o.spec)},  // every knob, as a sweep file
-          {"points", points},
-          {"rate_note", "per-flow rates are measured by the flow's initiator over its own window; a .../total entry's "
-                        "rates are all its flows' bytes and messages over the union of their windows on a common clock "
-                        "(zero at a barrier before the flows start), and sum_of_flow_bytes_per_second and "
-                        "sum_of_flow_items_per_second are its flows' own rates summed"},
-          {"latency_note", "SEND and WRITE latency is one-way (round trip / 2); READ latency is the round trip"},
-          {"bytes_note", "bytes are payload bytes (messages x size), not wire bytes"}};
+json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points,
+                  const control::Hello& me, uint32_t port) {
+  const SweepContext sw{o.config_file, sweep_json(o.spec), points, o.clock, o.cap_to_cq};
+  json c = results_context(RunContext{"mesh", me, port, {}, o.interval}, &sw);
+  c["pattern"] = to_string(o.pattern);
+  c["schedule"] = o.pattern == Pattern::Pairs ? json(to_string(effective_schedule(o, w.size))) : json(nullptr);
+  c["ranks"] = w.size;
+  c["rank_info"] = ranks;
+  c["mpi_library"] = mpi_library_version();
+  c["rate_note"] =
+      "per-flow rates are measured by the flow's initiator over its own window; a .../total entry's rates are all its "
+      "flows' bytes and messages over the union of their windows on a common clock (zero at a barrier before the "
+      "flows start), and sum_of_flow_bytes_per_second and sum_of_flow_items_per_second are its flows' own rates summed";
+  return c;
 }
 
 // Each end's port counters over the phase: the source rank's as `client`, the

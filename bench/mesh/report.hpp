@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/control/protocol.hpp"
 #include "bench/mesh/options.hpp"
 #include "bench/mesh/schedule.hpp"
 #include "bench/mesh/world.hpp"
@@ -50,8 +51,10 @@ json base_entry(const std::string& name, EntryPos& at, const TestConfig& cfg);
 // A numeric field of `j`, 0 when absent or null.
 double number_in(const json& j, const char* key);
 
-// The results file's context: tool, ranks, MPI library, the sweep.
-json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points);
+// The results file's context: the common keys with rank 0 as this side (`me` on
+// `port`), then the ranks, the MPI library, the pattern.
+json make_context(const MeshOptions& o, const World& w, const std::vector<json>& ranks, size_t points,
+                  const control::Hello& me, uint32_t port);
 
 // Adds one entry per flow of a phase, in the phase's order, from what the ranks sent
 // (gathered[r]: rank r's results and errors for its ends of the flows). A flow with

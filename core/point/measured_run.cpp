@@ -19,10 +19,6 @@ double effective_interval(double asked, const Workload& w) {
   return asked >= 0 ? asked : w.duration > 0 ? kDefaultInterval : 0;
 }
 
-nlohmann::json interval_context(double asked) {
-  return {{"seconds", asked >= 0 ? asked : kDefaultInterval}, {"points", asked >= 0 ? "all" : "duration"}};
-}
-
 PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
                           const std::function<void()>& after_warmup) {
   const TestConfig& cfg = res.cfg;

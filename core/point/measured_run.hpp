@@ -10,17 +10,15 @@
 #include "core/config/config.hpp"
 #include "core/engine/connection.hpp"
 #include "core/engine/loop.hpp"
+#include "core/results/context.hpp"
 #include "core/results/model.hpp"
 
 namespace rdmasweep {
 
-constexpr double kDefaultInterval = 0.1;
-
 // The interval a point samples throughput over time at: `asked` (--interval), or
-// when negative kDefaultInterval for duration points and none for counted ones.
+// when negative kDefaultInterval (core/results/context.hpp) for duration points and
+// none for counted ones.
 double effective_interval(double asked, const Workload& w);
-// The results context's record of it: {"seconds", "points": "all" | "duration"}.
-nlohmann::json interval_context(double asked);
 
 // The initiator's measured run of one point on connected resources: the warm-up
 // (bandwidth: a loop of its own; latency: inside the loop), the measured loop and the

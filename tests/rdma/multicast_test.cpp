@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/multicast.hpp"
+#include "tests/rdma/context_check.hpp"
 #include "tests/support/mpi_run.hpp"
 #include "tests/support/process.hpp"
 
@@ -160,6 +161,8 @@ TEST(MulticastClient, ServerJoinsAndCountsExactly) {
   json doc = load_json(out);
   ASSERT_TRUE(doc.is_object()) << both(o);
   const json& ctx = doc["context"];
+  expect_common_context(ctx, "multicast");
+  expect_sweep_context(ctx);
   EXPECT_EQ(ctx["incomplete"], false);
   EXPECT_EQ(ctx["group"], "239.255.82.11");
   ASSERT_EQ(ctx["receivers"].size(), 1u);

@@ -23,6 +23,7 @@
 #include "core/config/config.hpp"
 #include "core/config/knobs.hpp"
 #include "core/config/sweep.hpp"
+#include "tests/rdma/context_check.hpp"
 #include "tests/support/gbench_fields.hpp"
 #include "tests/support/process.hpp"
 
@@ -103,14 +104,16 @@ void check_measured_run(const json& b) {
   EXPECT_NEAR(b["cpu_time"].get<double>(), b["cpu_seconds"].get<double>() * 1e3, 1e-9);
 }
 
-// Every knob of the sweep, the clock asked for, the CQ policy and the build type.
-void check_context(const json& ctx, const std::string& clock_choice) {
+// The keys every command's context shares (context_check.hpp); every knob of the
+// sweep, the clock asked for, the CQ policy.
+void check_context(const json& ctx, const std::string& clock_choice, const std::string& command) {
+  expect_common_context(ctx, command);
+  expect_sweep_context(ctx);
   std::set<std::string> recorded, keys(sweep_keys().begin(), sweep_keys().end());
   for (const auto& [k, v] : ctx["sweep"].items()) recorded.insert(k);
   EXPECT_EQ(recorded, keys);
   EXPECT_EQ(ctx.value("clock_choice", ""), clock_choice);
   EXPECT_EQ(ctx.value("cq_policy", ""), "error");
-  EXPECT_EQ(ctx.value("library_build_type", ""), RDMASWEEP_BUILD_TYPE);
 }
 
 }  // namespace
@@ -132,7 +135,7 @@ TEST(ResultsFormat, ClientFileWithFailuresAndRepetitions) {
   json doc = load(out);
   ASSERT_TRUE(doc.is_object());
   std::printf("client results: %s\n", out.c_str());
-  check_context(doc["context"], "system");
+  check_context(doc["context"], "system", "client");
   check_gbench_fields(doc);
   check_configs(doc);
   size_t failed = 0, aggregates = 0;
@@ -197,7 +200,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   json doc = load(dir + "/pairs.json");
   ASSERT_TRUE(doc.is_object()) << o.out << o.err;
   std::printf("mesh results with failures: %s/pairs.json\n", dir.c_str());
-  check_context(doc["context"], "system");
+  check_context(doc["context"], "system", "mesh");
   check_gbench_fields(doc);
   check_configs(doc);
   size_t failed = 0, aggregates = 0, measured = 0;
@@ -217,7 +220,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   doc = load(dir + "/incast.json");
   ASSERT_TRUE(doc.is_object()) << o.out << o.err;
   std::printf("mesh results with totals: %s/incast.json\n", dir.c_str());
-  check_context(doc["context"], "auto");
+  check_context(doc["context"], "auto", "mesh");
   check_gbench_fields(doc);
   check_configs(doc);
 
