@@ -4,6 +4,7 @@ depends on each other both ways, bench/ reaching into core/verbs/, control/ and 
 reaching out, core/ reaching into bench/, setup verbs and librdmacm outside verbs/)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,6 +96,20 @@ class Layering(unittest.TestCase):
         self.assertIn("call ibv_query_port() breaks the layering: only core/verbs/ calls ibv_* setup", r.stderr)
         self.assertIn("call rdma_connect() breaks the layering: only core/verbs/ calls librdmacm", r.stderr)
         self.assertNotIn("ibv_poll_cq", r.stderr)  # the fast path may be called from anywhere
+
+
+class TestsLinkTheLibraries(unittest.TestCase):
+    def test_no_test_target_compiles_a_source_of_core_or_bench_again(self):
+        # What the tests need of core/ and bench/ comes from their libraries, as the
+        # binaries link them: a source listed again would be built twice, perhaps differently.
+        listed = []
+        for d, _, files in os.walk(os.path.join(ROOT, "tests")):
+            for f in files:
+                if f == "CMakeLists.txt":
+                    with open(os.path.join(d, f)) as fh:
+                        listed += [f"{os.path.relpath(d, ROOT)}/{f}:{n}: {line.strip()}" for n, line in enumerate(fh, 1)
+                                   if re.search(r"(SOURCE_DIR\}|\.\.)/(core|bench)/\S*\.(cpp|c)\b", line)]
+        self.assertEqual(listed, [])
 
 
 if __name__ == "__main__":
