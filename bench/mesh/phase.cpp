@@ -214,7 +214,7 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
   std::vector<std::unique_ptr<PointResources>> previous;
   previous.swap(kept);
   bool reuse = previous.size() == ends.size() && !ends.empty();
-  for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = previous[i]->can_serve(cfg);
+  for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = reusable(previous[i].get(), cfg);
   std::string err;
   try {
     for (size_t i = 0; i < ends.size(); ++i) {
@@ -224,10 +224,10 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
         fe.res->retarget(cfg);  // a new rkey for this run
         fe.reused = true;
       } else {
-        fe.res = std::make_unique<PointResources>(fabric->dev, fabric->gid, cfg, fe.initiator ? Role::Initiator : Role::Target);
-        // Both ends of a flow agree on reads and atomics in flight, as client and server do.
         const size_t peer = static_cast<size_t>(fe.initiator ? fe.flow.dst : fe.flow.src);
-        if (peer < rd_atom.size()) fe.res->limit_reads(rd_atom[peer]);
+        const uint32_t peer_rd_atom = peer < rd_atom.size() ? rd_atom[peer] : 0;
+        fe.res = make_resources({fabric->dev, fabric->gid, fe.initiator ? Role::Initiator : Role::Target, 0, -1, peer_rd_atom},
+                                cfg);
       }
     }
   } catch (const std::exception& e) {

@@ -53,6 +53,12 @@ void PointResources::retarget(const TestConfig& next) {
   for (auto& l : lanes_) l->retarget(next);
 }
 
+std::unique_ptr<PointResources> make_resources(const ResourceSpec& spec, const TestConfig& cfg) {
+  auto res = std::make_unique<PointResources>(spec.dev, spec.gid, cfg, spec.role, spec.slot, spec.memory_node);
+  res->limit_reads(spec.peer_max_rd_atom);
+  return res;
+}
+
 void PointResources::limit_reads(uint32_t peer_max_rd_atom) {
   for (auto& l : lanes_) l->limit_reads(peer_max_rd_atom);
 }

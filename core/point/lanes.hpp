@@ -89,6 +89,26 @@ class PointResources {
   std::unique_ptr<CmLinks> cm;
 };
 
+// QP reuse, one rule for the client, the server and the mesh: the previous point's
+// resources, `kept` (null: none), serve `next` when its QPs, queues and buffers fit it.
+inline bool reusable(const PointResources* kept, const TestConfig& next) {
+  return kept != nullptr && kept->can_serve(next);
+}
+
+// What a point's new resources are made for besides its config, as the client, the
+// server and the mesh each know it.
+struct ResourceSpec {
+  const verbs::Device& dev;
+  const GidEntry& gid;
+  Role role;
+  uint64_t slot = 0;       // the peer's stride (the server), or 0: the point's own
+  int memory_node = -1;    // where buffers and queues live (-1: wherever the kernel puts them)
+  uint32_t peer_max_rd_atom = 0;  // READs/atomics in flight the peer's device takes (0: not said)
+};
+// A point's new resources: both ends of a QP agree on reads and atomics in flight,
+// so they are limited at once to what the peer takes.
+std::unique_ptr<PointResources> make_resources(const ResourceSpec& spec, const TestConfig& cfg);
+
 // Starts a thread running its function: std::thread's constructor when empty, which
 // throws std::system_error when the system gives no more threads (EAGAIN at
 // RLIMIT_NPROC). Tests pass one that fails on purpose.

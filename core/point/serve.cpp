@@ -57,16 +57,16 @@ static void serve_setup(LocalFabric& fabric, control::PeerLink& link, const cont
   const TestConfig& cfg = req.cfg;
   try {
     if (req.reuse) {
-      if (!res || !res->can_serve(cfg) || res->slot_bytes() != req.slot_bytes)
+      if (!reusable(res.get(), cfg) || res->slot_bytes() != req.slot_bytes)
         throw verbs::Error("the client asked to reuse QPs this server does not have (protocol out of step)");
       res->retarget(cfg);
       res->set_remote(req.peer);  // the client's rkey for this test
     } else {
       res.reset();  // free the previous point's memory and QPs first
-      res = std::make_unique<PointResources>(fabric.dev, fabric.gid, cfg, Role::Target, req.slot_bytes, memory_node(opt));
-      // Both ends agree on reads and atomics in flight: what the client's device can
-      // take (this end's --bidir initiator, and the responder the client's READs meet).
-      res->limit_reads(client.max_qp_rd_atom);
+      // Reads and atomics in flight: what the client's device can take (this end's
+      // --bidir initiator, and the responder the client's READs meet).
+      res = make_resources({fabric.dev, fabric.gid, Role::Target, req.slot_bytes, memory_node(opt), client.max_qp_rd_atom},
+                           cfg);
     }
   } catch (const std::exception& e) {
     link.send(MsgType::Error, {{"message", std::string("server cannot set up ") + point_name(cfg) + ": " + e.what()}});

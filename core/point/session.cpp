@@ -50,7 +50,7 @@ PointResult ClientSession::run(const TestConfig& cfg, uint64_t slot) {
   const CounterValues c0 = sample(fabric_);
   laps.lap(&WallTime::counters);
   auto t0 = std::chrono::steady_clock::now();
-  bool reuse = res_ && res_->can_serve(cfg);
+  const bool reuse = reusable(res_.get(), cfg);
   if (reuse) {
     res_->retarget(cfg);
   } else {
@@ -115,8 +115,7 @@ std::exception_ptr ClientSession::set_up(const TestConfig& cfg, uint64_t slot, b
   std::string why;
   std::exception_ptr failed;
   try {
-    res_ = std::make_unique<PointResources>(fabric_.dev, fabric_.gid, cfg, Role::Initiator, slot, memory_node(opt_));
-    res_->limit_reads(server_.max_qp_rd_atom);
+    res_ = make_resources({fabric_.dev, fabric_.gid, Role::Initiator, slot, memory_node(opt_), server_.max_qp_rd_atom}, cfg);
     return nullptr;
   } catch (const std::exception& e) {
     why = e.what();
