@@ -60,11 +60,12 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
   IdleWatch watch(local);
   Poller poller(r, watch);
   VerbsOps ops(r, poller, &receives);
+  const BwPlan p = bw_plan(r.cfg, 0, 0);  // the receiver reads its batch only
   if (r.cfg.knobs.validate) {
     CheckedOps checked(r, ops, &receives);
-    return bw_receiver_loop(checked, count, r.cfg.knobs.poll_batch, warmup, watch);
+    return bw_receiver_loop(checked, count, p, warmup, watch);
   }
-  return bw_receiver_loop(ops, count, r.cfg.knobs.poll_batch, warmup, watch);
+  return bw_receiver_loop(ops, count, p, warmup, watch);
 }
 
 }  // namespace rdmasweep

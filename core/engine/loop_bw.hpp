@@ -291,8 +291,9 @@ struct ReceiveCount {
 // receive and returns its QP. The CPU window opens when `warmup` messages arrived
 // on every QP.
 template <class Ops>
-LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, uint32_t batch, uint64_t warmup, IdleWatch& watch) {
+LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, const BwPlan& p, uint64_t warmup, IdleWatch& watch) {
   const uint32_t nqp = static_cast<uint32_t>(c.received.size());
+  const uint32_t batch = p.batch;
   std::vector<ibv_wc> wc(batch);
   // QPs still in the client's warm-up; the CPU window opens when none is left.
   uint32_t warming = warmup > 0 ? nqp : 0;

@@ -111,9 +111,9 @@ Receives::Receives(const TestResources& r)
   for (const verbs::QueuePair& qp : r.qps) qp_.push_back(qp.get());
 }
 
-int Poller::wait_and_poll(ibv_wc* wc) {
+int Poller::wait_and_poll(int n, ibv_wc* wc) {
   verbs::check_rc(ibv_req_notify_cq(cq_, 0), "ibv_req_notify_cq");
-  int got = ibv_poll_cq(cq_, batch_, wc);
+  int got = ibv_poll_cq(cq_, n, wc);
   if (got != 0) return got;
   pollfd p{channel_->fd, POLLIN, 0};
   int rc = ::poll(&p, 1, 100);
@@ -127,7 +127,7 @@ int Poller::wait_and_poll(ibv_wc* wc) {
   } else {
     watch_.check();  // a sleeping loop still notices a dead peer or Ctrl-C
   }
-  return ibv_poll_cq(cq_, batch_, wc);
+  return ibv_poll_cq(cq_, n, wc);
 }
 
 void Receives::unknown_qp(const ibv_wc& wc) const {

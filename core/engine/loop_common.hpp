@@ -113,7 +113,8 @@ class IdleWatch {
   Clock::time_point last_progress_;
 };
 
-// Polls the test's CQ. Busy polling by default; with --events, an empty poll arms
+// Polls the test's CQ for up to the count the loop asks (its plan's batch, the size
+// of its completion buffer). Busy polling by default; with --events, an empty poll arms
 // the CQ, polls once more (a completion may have landed before arming) and sleeps
 // on the completion channel until an event or 100 ms pass. Events are acknowledged
 // in batches, and all of them before the loop ends (the CQ cannot be destroyed with
@@ -122,28 +123,27 @@ class Poller {
  public:
   Poller(const TestResources& r, IdleWatch& watch)
       : cq_(r.completion_queue().get()), channel_(r.channel.get()), shared_(r.cq_router), lane_(r.lane),
-        batch_(static_cast<int>(r.cfg.knobs.poll_batch)), watch_(watch) {}
+        watch_(watch) {}
   ~Poller() {
     if (unacked_) ibv_ack_cq_events(cq_, unacked_);
   }
   Poller(const Poller&) = delete;
   Poller& operator=(const Poller&) = delete;
 
-  int poll(ibv_wc* wc) {
-    int got = shared_ != nullptr ? shared_->poll(lane_, batch_, wc) : ibv_poll_cq(cq_, batch_, wc);
-    if (got == 0 && channel_ != nullptr) got = wait_and_poll(wc);
+  int poll(int n, ibv_wc* wc) {
+    int got = shared_ != nullptr ? shared_->poll(lane_, n, wc) : ibv_poll_cq(cq_, n, wc);
+    if (got == 0 && channel_ != nullptr) got = wait_and_poll(n, wc);
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
     return got;
   }
 
  private:
-  int wait_and_poll(ibv_wc* wc);
+  int wait_and_poll(int n, ibv_wc* wc);
 
   ibv_cq* cq_;
   ibv_comp_channel* channel_;
   SharedCq* shared_;  // --cq-scope process with several threads (never with --events)
   uint32_t lane_;
-  int batch_;
   IdleWatch& watch_;
   unsigned unacked_ = 0;
 };
@@ -212,7 +212,7 @@ struct VerbsOps {
     ibv_send_wr* bad = nullptr;
     return ibv_post_send(qp[q], w, &bad);
   }
-  int poll(int, ibv_wc* wc) { return poller.poll(wc); }
+  int poll(int n, ibv_wc* wc) { return poller.poll(n, wc); }
   uint32_t recv(const ibv_wc& wc) { return receives->complete(wc); }
 };
 

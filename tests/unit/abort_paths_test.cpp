@@ -243,7 +243,7 @@ class FakeLanes final : public LaneStandIn {
       device_faults = dev.missing_receives + dev.cq_overruns;
     }};
     local.on_idle();
-    return detail::bw_receiver_loop(dev, count, cfg_.knobs.poll_batch, cfg_.work.warmup, watch);
+    return detail::bw_receiver_loop(dev, count, detail::bw_plan(cfg_, 0, 0), cfg_.work.warmup, watch);
   }
 
   bool idle() const { return idle_; }

@@ -450,7 +450,7 @@ struct ReceiverRun {
       count.idle();
     };
     detail::IdleWatch watch(local);
-    return detail::bw_receiver_loop(fake, count, cfg.knobs.poll_batch, warmup, watch);
+    return detail::bw_receiver_loop(fake, count, detail::bw_plan(cfg, 0, 0), warmup, watch);
   }
 };
 
