@@ -35,17 +35,22 @@ class Layering(unittest.TestCase):
         with open(p, "w") as f:
             f.write(f'#include "{target}"\n' + text)
 
+    def assert_breaks(self, path, target, message):
+        """`path` including `target` fails the check, which says `message`."""
+        self.add_include(path, target)
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn(message, r.stderr)
+
     def test_tree_as_committed_passes(self):
         r = self.check()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("check-layering: ok", r.stdout)
 
     def test_a_folder_including_a_later_one_fails(self):
-        self.add_include("core/engine/loop.hpp", "core/point/session.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn('core/engine/loop.hpp:1: #include "core/point/session.hpp"', r.stderr)
-        self.assertIn("core/engine/ comes before core/point/", r.stderr)
+        self.assert_breaks("core/engine/loop.hpp", "core/point/session.hpp",
+                           'core/engine/loop.hpp:1: #include "core/point/session.hpp" breaks the layering: '
+                           "core/engine/ comes before core/point/")
 
     def test_an_earlier_folder_may_be_included(self):
         self.add_include("core/point/lanes.hpp", "core/measure/clock.hpp")
@@ -53,10 +58,7 @@ class Layering(unittest.TestCase):
 
     def test_two_files_depending_on_each_other_fail(self):
         # session.cpp already includes side.hpp; side.cpp including session.hpp closes the loop.
-        self.add_include("core/point/side.cpp", "core/point/session.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn("core/point/session <-> core/point/side", r.stderr)
+        self.assert_breaks("core/point/side.cpp", "core/point/session.hpp", "core/point/session <-> core/point/side")
 
     def test_a_folder_outside_the_layers_fails(self):
         os.makedirs(os.path.join(self.tmp, "core", "misc"))
@@ -65,28 +67,18 @@ class Layering(unittest.TestCase):
         self.assertIn("core/misc", r.stderr)
 
     def test_bench_may_not_include_verbs(self):
-        self.add_include("bench/server_cmd.cpp", "core/verbs/device.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn("bench/ may not include core/verbs/", r.stderr)
+        self.assert_breaks("bench/server_cmd.cpp", "core/verbs/device.hpp", "bench/ may not include core/verbs/")
 
     def test_control_includes_only_control_and_config(self):
-        self.add_include("core/control/protocol.hpp", "core/measure/clock.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn("core/control/ may include only core/control/ and core/config/", r.stderr)
+        self.assert_breaks("core/control/protocol.hpp", "core/measure/clock.hpp",
+                           "core/control/ may include only core/control/ and core/config/")
 
     def test_verbs_includes_nothing_else_of_core(self):
-        self.add_include("core/verbs/device.hpp", "core/config/config.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn("core/verbs/ may include nothing from core/ outside core/verbs/", r.stderr)
+        self.assert_breaks("core/verbs/device.hpp", "core/config/config.hpp",
+                           "core/verbs/ may include nothing from core/ outside core/verbs/")
 
     def test_core_may_not_include_bench(self):
-        self.add_include("core/point/session.cpp", "bench/cli.hpp")
-        r = self.check()
-        self.assertEqual(r.returncode, 1, r.stdout)
-        self.assertIn("core/ may not include bench/", r.stderr)
+        self.assert_breaks("core/point/session.cpp", "bench/cli.hpp", "core/ may not include bench/")
 
     def test_setup_verbs_and_librdmacm_belong_to_verbs(self):
         with open(os.path.join(self.tmp, "core", "point", "side.cpp"), "a") as f:
