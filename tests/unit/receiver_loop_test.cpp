@@ -1,0 +1,150 @@
+// The SEND bandwidth receiver's loop on the fake device (tests/support), with the
+// test as its client: every message counted and its receive reposted, the end at the
+// counts of the client's DONE, and its end under UD's losses.
+#include <gtest/gtest.h>
+
+#include "core/config/refusals.hpp"
+#include "core/engine/loop_bw.hpp"
+#include "tests/support/fake_device.hpp"
+
+namespace rdmasweep {
+namespace {
+
+using detail::Clock;
+using testing::FakeDevice;
+
+// The receiver, with the test as the SEND client: each poll it sends into the
+// receives posted, up to `sends` per QP. `on_idle` plays the client's DONE.
+struct ReceiverRun {
+  TestConfig cfg;
+  FakeDevice fake;
+  std::vector<uint64_t> sends, sent;
+  RunControl ctl;
+  explicit ReceiverRun(const TestConfig& c, std::vector<uint64_t> n)
+      : cfg(c), fake(options(c)), sends(std::move(n)), sent(sends.size(), 0) {
+    ctl.idle_timeout = std::chrono::seconds(10);
+    fake.on_poll = [this] {
+      for (uint32_t q = 0; q < sends.size(); ++q)
+        for (; sent[q] < sends[q] && fake.receives_posted(q) > 0; ++sent[q]) fake.ping(q);
+    };
+  }
+  static FakeDevice::Options options(const TestConfig& c) {
+    FakeDevice::Options o;
+    o.nqp = c.work.qps;
+    o.rx_depth = c.knobs.rx_depth;
+    o.cq_depth = cq_depth_for(c);
+    o.peer = FakeDevice::Peer::SendBack;  // what ping() sends
+    return o;
+  }
+  // `sender_done`: a lossy (UD) receiver, as run_bw_receiver sets one up.
+  LoopStats run(std::vector<uint64_t>& expected, uint64_t warmup = 0, const bool* sender_done = nullptr) {
+    detail::ReceiveCount count(expected, cfg.work.qps, sender_done);
+    RunControl local = ctl;
+    local.on_idle = [&] {
+      if (ctl.on_idle) ctl.on_idle();
+      count.idle();
+    };
+    detail::IdleWatch watch(local);
+    return detail::bw_receiver_loop(fake, count, detail::bw_plan(cfg, 0, 0), warmup, watch);
+  }
+};
+
+TestConfig receiver_config(uint32_t qps, uint32_t rx_depth) {
+  TestConfig c;
+  c.work.op = Op::Send;
+  c.work.qps = qps;
+  c.knobs.rx_depth = rx_depth;
+  validate(c);
+  return c;
+}
+
+TEST(BwReceiver, CountsEveryMessageAndRepostsEveryReceive) {
+  ReceiverRun r(receiver_config(3, 16), {1000, 777, 1});
+  std::vector<uint64_t> expected = r.sends;
+  LoopStats st = r.run(expected, 10);
+  EXPECT_EQ(st.per_qp, r.sends);
+  EXPECT_EQ(r.fake.receives_reposted, 1778u);
+  EXPECT_EQ(r.fake.missing_receives, 0u);
+  EXPECT_EQ(r.fake.cq_overruns, 0u);
+  EXPECT_LE(r.fake.cq_high_water, cq_depth_for(r.cfg));
+}
+
+TEST(BwReceiver, DurationModeEndsAtTheCountsOfTheClientsDone) {
+  ReceiverRun r(receiver_config(2, 64), {5000, 4321});
+  std::vector<uint64_t> expected(2, UINT64_MAX);
+  r.ctl.on_idle = [&] {
+    if (r.sent == r.sends) expected = r.sent;  // the client's DONE, once all has been sent
+  };
+  LoopStats st = r.run(expected);
+  EXPECT_EQ(st.per_qp, r.sends);
+}
+
+// UD: datagrams are lost, so the client's DONE counts more than ever arrives and the
+// receiver ends once nothing has arrived for kUdQuiet. That quiet runs from the last
+// arrival, and waiting it out is no part of the receiver's window or CPU time.
+TEST(BwReceiver, LossyReceiverEndsAtOnceWhenDoneComesLongAfterTheLastArrival) {
+  ReceiverRun r(receiver_config(2, 64), {300, 200});
+  std::vector<uint64_t> expected(2, UINT64_MAX);
+  bool done = false;
+  Clock::time_point all_sent{}, done_at{};
+  const Clock::time_point t0 = Clock::now();
+  r.ctl.on_idle = [&] {
+    if (done || r.sent != r.sends) return;
+    const Clock::time_point now = Clock::now();
+    if (all_sent == Clock::time_point{}) all_sent = now;
+    if (now - all_sent < detail::kUdQuiet + std::chrono::milliseconds(300)) return;
+    done = true;  // the client's DONE, late: it sent 20 and 10 more, lost on the way
+    done_at = now;
+    expected = {320, 210};
+  };
+  LoopStats st = r.run(expected, 0, &done);
+  const Clock::time_point end = Clock::now();
+  EXPECT_EQ(st.per_qp, r.sends);
+  // Longer than kUdQuiet has passed since the last arrival: no second quiet after DONE.
+  EXPECT_LT(detail::seconds_between(done_at, end), 0.5) << "waited for a quiet again after DONE";
+  const double to_last = detail::seconds_between(t0, all_sent);
+  EXPECT_LE(st.seconds, to_last + 0.3) << "the window ran past the last arrival";
+  EXPECT_LE(st.cpu_seconds, to_last + 0.3) << "the quiet wait counted as the receiver's CPU time";
+}
+
+TEST(BwReceiver, LossyReceiverCountsDatagramsThatArriveAfterDone) {
+  ReceiverRun r(receiver_config(1, 64), {100});
+  std::vector<uint64_t> expected(1, UINT64_MAX);
+  bool done = false;
+  Clock::time_point done_at{}, last{};
+  const Clock::time_point t0 = Clock::now();
+  r.ctl.on_idle = [&] {
+    const Clock::time_point now = Clock::now();
+    if (!done && r.sent == r.sends) {
+      done = true;  // DONE: 150 sent, 20 of them lost, 30 still on their way
+      done_at = now;
+      expected = {150};
+    } else if (done && r.sends[0] == 100 && now - done_at > std::chrono::milliseconds(300)) {
+      r.sends[0] = 130;  // the late ones
+    } else if (r.sends[0] == 130 && r.sent == r.sends && last == Clock::time_point{}) {
+      last = now;
+    }
+  };
+  LoopStats st = r.run(expected, 0, &done);
+  const Clock::time_point end = Clock::now();
+  EXPECT_EQ(st.per_qp, std::vector<uint64_t>{130});
+  EXPECT_GE(end - last, detail::kUdQuiet) << "ended before a quiet since the last arrival";
+  const double to_last = detail::seconds_between(t0, last);
+  EXPECT_GE(st.seconds, 0.3);  // the window reaches the late ones
+  EXPECT_LE(st.seconds, to_last + 0.3) << "the window ran past the last arrival";
+  EXPECT_LE(st.cpu_seconds, to_last + 0.3) << "the quiet wait counted as the receiver's CPU time";
+}
+
+TEST(BwReceiver, IdleTimeoutFiresWhenTheClientStopsSending) {
+  ReceiverRun r(receiver_config(2, 16), {100, 100});
+  r.ctl.idle_timeout = std::chrono::milliseconds(200);
+  std::vector<uint64_t> expected(2, 1000);
+  Clock::time_point t0 = Clock::now();
+  EXPECT_THROW(r.run(expected), RunAborted);
+  Clock::duration took = Clock::now() - t0;
+  EXPECT_GE(took, r.ctl.idle_timeout);
+  EXPECT_LT(took, r.ctl.idle_timeout + std::chrono::seconds(2));
+}
+
+}  // namespace
+}  // namespace rdmasweep
