@@ -201,63 +201,88 @@ def line_chart(series, out_dir, name, title, rows_cols, xlabel, ylabel, xfmt=siz
     for suffix, ref in variants:
         fig, axes = subplot_grid(len(rows), len(cols))
         drawn = set()
-        for (r, c), ax in ((rc, axes[rows.index(rc[0])][cols.index(rc[1])]) for rc in panels):
-            xs_all, ys_all = [], []
-            for fi, data in enumerate(rows_cols):
-                if ref is not None and fi == ref:
-                    continue
-                ls, mk = FILE_STYLES[fi % len(FILE_STYLES)]
-                for k, pts in sorted(data.get((r, c), {}).items()):
-                    xs = sorted(pts)
-                    if ref is None:
-                        ys = [pts[x][0] for x in xs]
-                    else:
-                        base = rows_cols[ref].get((r, c), {}).get(k, {})
-                        xs = [x for x in xs if base.get(x) and base[x][0]]
-                        ys = [pts[x][0] / base[x][0] for x in xs]
-                    if not xs:
-                        continue
-                    ax.plot(xs, ys, linestyle=ls, marker=mk, color=colour[k], markersize=4)
-                    drawn.add(k)
-                    for x, y in zip(xs, ys):
-                        if ref is None and len(pts[x]) > 3 and pts[x][3]:
-                            ax.margins(y=0.12)
-                            ax.annotate(pts[x][3], (x, y), textcoords="offset points", xytext=(4, 4),
-                                        fontsize=7, color=colour[k])
-                    if ref is None and all(pts[x][1] is not None for x in xs):
-                        ax.fill_between(xs, [pts[x][1] for x in xs], [pts[x][2] for x in xs],
-                                        color=colour[k], alpha=0.15, linewidth=0)
-                    xs_all += xs
-                    ys_all += ys
-            if not xs_all:
-                continue
-            log2_axis(ax, xs_all, xfmt)
-            if ref is None:
-                _log_y(ax, ys_all, use_log)  # minor labels by this panel's own range
-                ax.set_ylabel(ylabel + (" (log)" if use_log and "log" not in ylabel else ""))
-            else:
-                ax.axhline(1.0, color="0.3", linewidth=0.8)
-                ax.set_ylabel(f"ratio to {series[ref].label}")
-            ax.set_xlabel(xlabel)
-            ax.set_title(" · ".join(x for x in (c[-1], r[-1]) if x))
+        for rc in panels:
+            drawn |= _line_panel(axes[rows.index(rc[0])][cols.index(rc[1])], series, rows_cols, rc, ref, colour,
+                                 xlabel=xlabel, ylabel=ylabel, xfmt=xfmt, use_log=use_log)
         if not drawn:  # e.g. a ratio chart of files with no point in common
             plt.close(fig)
             continue
-        for ax in axes.flat:
-            if not ax.has_data():
-                ax.set_visible(False)
-        files = file_handles(series)
-        handles = [Line2D([], [], color=colour[k], label=k[-1]) for k in keys if k in drawn] + (
-            files if ref is None else files[:ref] + files[ref + 1:])
-        top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
-            ax.get_visible() for ax in axes[0]) else axes[0][-1]
-        top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
-                         frameon=False)
-        t = title + (f" (ratio to {series[ref].label})" if ref is not None else "")
-        fig.suptitle(t + (f"\n{wrap_note(note, fig)}" if note else ""), fontsize=12)
-        fig.tight_layout()
+        t = _line_legend_title(fig, axes, series, [k for k in keys if k in drawn], colour, ref, title, note)
         charts.append(Chart(name + suffix, t, save_figure(fig, out_dir, name + suffix), note))
     return charts
+
+
+def _line_panel(ax, series, rows_cols, rc, ref, colour, xlabel, ylabel, xfmt, use_log):
+    """Panel rc of a line_chart: a line per file and series key, or with ref (a file
+    index) each other file's ratio to that file. The series keys it drew."""
+    drawn, xs_all, ys_all = set(), [], []
+    for fi, data in enumerate(rows_cols):
+        if ref is not None and fi == ref:
+            continue
+        for k, pts in sorted(data.get(rc, {}).items()):
+            base = None if ref is None else rows_cols[ref].get(rc, {}).get(k, {})
+            xs, ys = _panel_line(ax, pts, base, FILE_STYLES[fi % len(FILE_STYLES)], colour[k])
+            if xs:
+                drawn.add(k)
+            xs_all += xs
+            ys_all += ys
+    if not xs_all:
+        return drawn
+    log2_axis(ax, xs_all, xfmt)
+    if ref is None:
+        _log_y(ax, ys_all, use_log)  # minor labels by this panel's own range
+        ax.set_ylabel(ylabel + (" (log)" if use_log and "log" not in ylabel else ""))
+    else:
+        ax.axhline(1.0, color="0.3", linewidth=0.8)
+        ax.set_ylabel(f"ratio to {series[ref].label}")
+    ax.set_xlabel(xlabel)
+    r, c = rc
+    ax.set_title(" · ".join(x for x in (c[-1], r[-1]) if x))
+    return drawn
+
+
+def _panel_line(ax, pts, base, style, colour):
+    """One series key's line in a panel: its values with their notes and min..max
+    band, or with base (the reference file's values of that key) the ratios at the
+    x values both have. Returns the xs and ys drawn (none when nothing was)."""
+    xs = sorted(pts)
+    if base is None:
+        ys = [pts[x][0] for x in xs]
+    else:
+        xs = [x for x in xs if base.get(x) and base[x][0]]
+        ys = [pts[x][0] / base[x][0] for x in xs]
+    if not xs:
+        return xs, ys
+    ls, mk = style
+    ax.plot(xs, ys, linestyle=ls, marker=mk, color=colour, markersize=4)
+    if base is None:
+        for x, y in zip(xs, ys):
+            if len(pts[x]) > 3 and pts[x][3]:
+                ax.margins(y=0.12)
+                ax.annotate(pts[x][3], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=colour)
+        if all(pts[x][1] is not None for x in xs):
+            ax.fill_between(xs, [pts[x][1] for x in xs], [pts[x][2] for x in xs], color=colour, alpha=0.15,
+                            linewidth=0)
+    return xs, ys
+
+
+def _line_legend_title(fig, axes, series, keys, colour, ref, title, note):
+    """Hides the empty panels, puts the legend (the keys drawn, then the files) right
+    of the top row and the title above; returns the title."""
+    for ax in axes.flat:
+        if not ax.has_data():
+            ax.set_visible(False)
+    files = file_handles(series)
+    handles = [Line2D([], [], color=colour[k], label=k[-1]) for k in keys] + (
+        files if ref is None else files[:ref] + files[ref + 1:])
+    top_right = next(ax for ax in reversed(axes[0]) if ax.get_visible()) if any(
+        ax.get_visible() for ax in axes[0]) else axes[0][-1]
+    top_right.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+                     frameon=False)
+    t = title + (f" (ratio to {series[ref].label})" if ref is not None else "")
+    fig.suptitle(t + (f"\n{wrap_note(note, fig)}" if note else ""), fontsize=12)
+    fig.tight_layout()
+    return t
 
 
 def wrap_note(note, fig):

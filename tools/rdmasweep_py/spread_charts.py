@@ -22,51 +22,15 @@ from .results import jain  # noqa: E402
 def fairness(series, out_dir):
     """Jain's fairness index of per-QP message counts, and the max/min ratio, vs QP
     count: a line per (op, size, SRQ, knob variant) with at least two QP counts."""
-    lines = []  # (file index, key, label, {qps: (jain, ratio)})
-    for fi, s in enumerate(series):
-        by = {}
-        for k, p, variant, _adj in s.plotted():
-            if k.mode != "bw":
-                continue
-            j, r = s.rf.fairness(p)
-            if j is None:
-                continue
-            lk = (op_col(k.op), k.size, k.srq, variant)
-            by.setdefault(lk, {})[k.qps] = (j, r)
-        for lk, pts in sorted(by.items()):
-            if len(pts) > 1:
-                op, size, srq, variant = lk
-                lines.append((fi, lk, series_label(f"{op[1]} {size_label(size)} B", srq, variant), pts))
+    lines = _fairness_lines(series)
     if not lines:
         return []
     keys = sorted({(lk, label) for _fi, lk, label, _ in lines})
     colour = {k: COLOURS[i % len(COLOURS)] for i, k in enumerate(keys)}
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.0), squeeze=False)
     ax_j, ax_r = axes[0]
-    qps_all, starved, ratios = [], [], []
-    for fi, lk, label, pts in lines:
-        ls, mk = FILE_STYLES[fi % len(FILE_STYLES)]
-        xs = sorted(pts)
-        qps_all += xs
-        ax_j.plot(xs, [pts[x][0] for x in xs], linestyle=ls, marker=mk, markersize=4, color=colour[(lk, label)])
-        rx = [x for x in xs if pts[x][1] is not None]
-        starved += [f"{label} at {x} QPs" for x in xs if pts[x][1] is None]
-        ratios += [pts[x][1] for x in rx]
-        if rx:
-            ax_r.plot(rx, [pts[x][1] for x in rx], linestyle=ls, marker=mk, markersize=4,
-                      color=colour[(lk, label)])
-    for ax in (ax_j, ax_r):
-        log2_axis(ax, qps_all, lambda v: str(int(round(v))))
-        ax.set_xlabel("QPs (log2)")
-    ax_j.set_ylim(0, 1.05)
-    ax_j.axhline(1.0, color="0.3", linewidth=0.8)
-    ax_j.set_ylabel("Jain's fairness index (1 = fair)")
-    ax_j.set_title("Jain's index of per-QP message counts")
-    ax_r.set_ylabel("max / min messages per QP")
-    ax_r.set_title("Busiest QP / least busy QP")
-    top = max(ratios) if ratios else 1.0
-    ax_r.set_ylim(0.95, max(1.1, top * 1.08))
-    ax_r.axhline(1.0, color="0.3", linewidth=0.8)
+    qps_all, starved, ratios = _plot_fairness_lines(ax_j, ax_r, lines, colour)
+    _fairness_axes(ax_j, ax_r, qps_all, ratios)
     handles = [Line2D([], [], color=colour[k], label=k[1]) for k in keys] + file_handles(series)
     ax_r.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
     note = []
@@ -81,6 +45,61 @@ def fairness(series, out_dir):
     fig.suptitle(title + ("\n" + wrap_note("; ".join(note), fig) if note else ""), fontsize=12)
     fig.tight_layout()
     return [Chart("fairness", title, save_figure(fig, out_dir, "fairness"), "; ".join(note))]
+
+
+def _fairness_lines(series):
+    """(file index, line key, label, {qps: (jain, max/min)}) of each bw line with
+    per-QP counts at two or more QP counts."""
+    lines = []
+    for fi, s in enumerate(series):
+        by = {}
+        for k, p, variant, _adj in s.plotted():
+            if k.mode != "bw":
+                continue
+            j, r = s.rf.fairness(p)
+            if j is None:
+                continue
+            lk = (op_col(k.op), k.size, k.srq, variant)
+            by.setdefault(lk, {})[k.qps] = (j, r)
+        for lk, pts in sorted(by.items()):
+            if len(pts) > 1:
+                op, size, srq, variant = lk
+                lines.append((fi, lk, series_label(f"{op[1]} {size_label(size)} B", srq, variant), pts))
+    return lines
+
+
+def _plot_fairness_lines(ax_j, ax_r, lines, colour):
+    """Each line's Jain index on ax_j and its max/min on ax_r, where no QP starved (a
+    ratio of infinity). Returns the QP counts drawn, the starved points, the ratios."""
+    qps_all, starved, ratios = [], [], []
+    for fi, lk, label, pts in lines:
+        ls, mk = FILE_STYLES[fi % len(FILE_STYLES)]
+        xs = sorted(pts)
+        qps_all += xs
+        ax_j.plot(xs, [pts[x][0] for x in xs], linestyle=ls, marker=mk, markersize=4, color=colour[(lk, label)])
+        rx = [x for x in xs if pts[x][1] is not None]
+        starved += [f"{label} at {x} QPs" for x in xs if pts[x][1] is None]
+        ratios += [pts[x][1] for x in rx]
+        if rx:
+            ax_r.plot(rx, [pts[x][1] for x in rx], linestyle=ls, marker=mk, markersize=4,
+                      color=colour[(lk, label)])
+    return qps_all, starved, ratios
+
+
+def _fairness_axes(ax_j, ax_r, qps_all, ratios):
+    """QP counts on a log2 x axis, Jain's index from 0 to 1, max/min from 1 up."""
+    for ax in (ax_j, ax_r):
+        log2_axis(ax, qps_all, lambda v: str(int(round(v))))
+        ax.set_xlabel("QPs (log2)")
+    ax_j.set_ylim(0, 1.05)
+    ax_j.axhline(1.0, color="0.3", linewidth=0.8)
+    ax_j.set_ylabel("Jain's fairness index (1 = fair)")
+    ax_j.set_title("Jain's index of per-QP message counts")
+    ax_r.set_ylabel("max / min messages per QP")
+    ax_r.set_title("Busiest QP / least busy QP")
+    top = max(ratios) if ratios else 1.0
+    ax_r.set_ylim(0.95, max(1.1, top * 1.08))
+    ax_r.axhline(1.0, color="0.3", linewidth=0.8)
 
 
 def pick_qp_bar_points(series, regex, cap):
@@ -106,59 +125,8 @@ def qp_bars(series, out_dir, picks):
     for fi, name in picks:
         s = series[fi]
         counts, how = s.rf.per_qp_messages(name)
-        lat = s.rf.per_qp_latency(name)
-        n = len(counts)
-        lo, hi, mean = min(counts), max(counts), sum(counts) / n
-        j = jain(counts)
-        ratio = f"{hi / lo:.3g}" if lo > 0 else "∞"
-        panels = 2 if (n > 64 or lat) else 1
-        fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels + 0.6, 3.9), squeeze=False)
-        ax = axes[0][0]
-        if n <= 64:
-            ax.bar(range(n), counts, width=0.8, color=COLOURS[0])
-            ax.set_xlabel("QP (index in creation order)")
-            ax.set_xlim(-0.8, n - 0.2)
-            if n <= 16:
-                ax.set_xticks(range(n))
-        else:
-            srt = sorted(counts, reverse=True)
-            ax.plot(range(1, n + 1), srt, color=COLOURS[0], linewidth=1.4)
-            ax.fill_between(range(1, n + 1), srt, color=COLOURS[0], alpha=0.2, linewidth=0)
-            ax.set_xlabel("QPs, busiest first (rank)")
-            ax.set_xlim(1, n)
-        ax.axhline(mean, color="0.3", linewidth=0.9, linestyle="--", label=f"mean {mean:.4g}")
-        ax.set_ylim(0, hi * 1.25 if hi > 0 else 1)
-        ax.set_ylabel("messages completed")
-        ax.set_title("messages per QP" + (f" ({how})" if how != "one run" else ""), fontsize=10)
-        ax.legend(loc="upper right", fontsize="small")
-        if panels == 2 and lat:
-            ax2 = axes[0][1]
-            mean_l = lat["mean"]
-            ok = [q for q in range(len(mean_l)) if mean_l[q] is not None]
-            if len(mean_l) <= 64:
-                ax2.errorbar(ok, [mean_l[q] for q in ok],
-                             yerr=[[mean_l[q] - (lat["min"][q] or mean_l[q]) for q in ok],
-                                   [(lat["max"][q] or mean_l[q]) - mean_l[q] for q in ok]],
-                             fmt="o", markersize=3, color=COLOURS[1], ecolor="0.6", capsize=2)
-                ax2.set_xlabel("QP (index in creation order)")
-                ax2.set_title("latency per QP: mean, min..max", fontsize=10)
-            else:
-                ax2.plot(range(1, len(ok) + 1), sorted((mean_l[q] for q in ok), reverse=True), color=COLOURS[1])
-                ax2.set_xlabel("QPs, slowest first (rank)")
-                ax2.set_title("mean latency per QP", fontsize=10)
-            ax2.set_ylabel("latency (µs)")
-        elif panels == 2:
-            ax2 = axes[0][1]
-            nb = min(40, max(5, len(set(counts))))
-            ax2.hist(counts, bins=nb, color=COLOURS[0], alpha=0.8)
-            ax2.set_xlabel("messages completed by a QP")
-            ax2.set_ylabel("QPs")
-            ax2.set_title("distribution over QPs", fontsize=10)
         label = f" — {s.label}" if len(series) > 1 else ""
-        fig.suptitle(f"{name}{label}\n{n} QPs · min {lo:.6g} · max {hi:.6g} · max/min {ratio} · "
-                     f"Jain {j:.4f} (1 = fair)" if j is not None else f"{name}{label}\n{n} QPs · no messages",
-                     fontsize=11)
-        fig.tight_layout()
+        fig = _qp_bars_figure(f"{name}{label}", counts, how, s.rf.per_qp_latency(name))
         base = f"qp-bars-{sanitize(name)}"
         fname, i = base, 2
         while fname in used:
@@ -167,6 +135,72 @@ def qp_bars(series, out_dir, picks):
         title = f"Messages per QP: {name}{label}"
         charts.append(Chart(fname, title, save_figure(fig, out_dir, fname)))
     return charts
+
+
+def _qp_bars_figure(head, counts, how, lat):
+    """A point's messages per QP with, beside them, its per-QP latency or (beyond 64
+    QPs) the counts' histogram; head and the counts' spread as the title."""
+    n = len(counts)
+    lo, hi = min(counts), max(counts)
+    j = jain(counts)
+    ratio = f"{hi / lo:.3g}" if lo > 0 else "∞"
+    panels = 2 if (n > 64 or lat) else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.2 * panels + 0.6, 3.9), squeeze=False)
+    _messages_per_qp(axes[0][0], counts, how)
+    if panels == 2 and lat:
+        _latency_per_qp(axes[0][1], lat)
+    elif panels == 2:  # more than 64 QPs: how their counts spread
+        ax2 = axes[0][1]
+        nb = min(40, max(5, len(set(counts))))
+        ax2.hist(counts, bins=nb, color=COLOURS[0], alpha=0.8)
+        ax2.set_xlabel("messages completed by a QP")
+        ax2.set_ylabel("QPs")
+        ax2.set_title("distribution over QPs", fontsize=10)
+    fig.suptitle(f"{head}\n{n} QPs · min {lo:.6g} · max {hi:.6g} · max/min {ratio} · "
+                 f"Jain {j:.4f} (1 = fair)" if j is not None else f"{head}\n{n} QPs · no messages",
+                 fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _messages_per_qp(ax, counts, how):
+    """A bar per QP up to 64 QPs; beyond, the counts sorted, busiest first."""
+    n, hi, mean = len(counts), max(counts), sum(counts) / len(counts)
+    if n <= 64:
+        ax.bar(range(n), counts, width=0.8, color=COLOURS[0])
+        ax.set_xlabel("QP (index in creation order)")
+        ax.set_xlim(-0.8, n - 0.2)
+        if n <= 16:
+            ax.set_xticks(range(n))
+    else:
+        srt = sorted(counts, reverse=True)
+        ax.plot(range(1, n + 1), srt, color=COLOURS[0], linewidth=1.4)
+        ax.fill_between(range(1, n + 1), srt, color=COLOURS[0], alpha=0.2, linewidth=0)
+        ax.set_xlabel("QPs, busiest first (rank)")
+        ax.set_xlim(1, n)
+    ax.axhline(mean, color="0.3", linewidth=0.9, linestyle="--", label=f"mean {mean:.4g}")
+    ax.set_ylim(0, hi * 1.25 if hi > 0 else 1)
+    ax.set_ylabel("messages completed")
+    ax.set_title("messages per QP" + (f" ({how})" if how != "one run" else ""), fontsize=10)
+    ax.legend(loc="upper right", fontsize="small")
+
+
+def _latency_per_qp(ax, lat):
+    """Mean latency per QP with its min..max up to 64 QPs; beyond, the means sorted."""
+    mean_l = lat["mean"]
+    ok = [q for q in range(len(mean_l)) if mean_l[q] is not None]
+    if len(mean_l) <= 64:
+        ax.errorbar(ok, [mean_l[q] for q in ok],
+                    yerr=[[mean_l[q] - (lat["min"][q] or mean_l[q]) for q in ok],
+                          [(lat["max"][q] or mean_l[q]) - mean_l[q] for q in ok]],
+                    fmt="o", markersize=3, color=COLOURS[1], ecolor="0.6", capsize=2)
+        ax.set_xlabel("QP (index in creation order)")
+        ax.set_title("latency per QP: mean, min..max", fontsize=10)
+    else:
+        ax.plot(range(1, len(ok) + 1), sorted((mean_l[q] for q in ok), reverse=True), color=COLOURS[1])
+        ax.set_xlabel("QPs, slowest first (rank)")
+        ax.set_title("mean latency per QP", fontsize=10)
+    ax.set_ylabel("latency (µs)")
 
 
 def pick_hist_points(series, regex, cap):
