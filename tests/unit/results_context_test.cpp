@@ -9,20 +9,23 @@
 namespace rdmasweep {
 namespace {
 
+// An end as a peer's HELLO says it.
 control::Hello an_end() {
-  control::Hello h;
-  h.host = "a";
-  h.device = "mlx5_0";
-  h.firmware = "22.31.1014";
-  h.link_layer = "Ethernet";
-  h.kernel = "Linux 6.1.0";
-  h.active_mtu = 4096;
-  h.rate_gbps = 100;
-  h.gid = "::ffff:192.0.2.1";
-  h.gid_index = 3;
-  h.gid_type = "RoCE v2";
-  h.capabilities = {{"transport", "RoCE"}};
-  return h;
+  return control::hello_from_json({{"protocol", control::kProtocolVersion},
+                                   {"tool_version", "0.1.0"},
+                                   {"host", "a"},
+                                   {"device", "mlx5_0"},
+                                   {"firmware", "22.31.1014"},
+                                   {"link_layer", "Ethernet"},
+                                   {"kernel", "Linux 6.1.0"},
+                                   {"active_mtu", 4096u},
+                                   {"rate_gbps", 100},
+                                   {"max_qp", 1024u},
+                                   {"max_cqe", 4096u},
+                                   {"gid", "::ffff:192.0.2.1"},
+                                   {"gid_index", 3u},
+                                   {"gid_type", "RoCE v2"},
+                                   {"capabilities", {{"transport", "RoCE"}}}});
 }
 
 TEST(ResultsContext, ThisSidesEndAndTheRunsKeys) {
