@@ -1,6 +1,7 @@
 #include "core/point/cm_connect.hpp"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "core/engine/connection.hpp"
 #include "core/host/inventory.hpp"
@@ -71,9 +72,20 @@ std::string event_text(const verbs::CmEvent& e) {
 }  // namespace
 
 uint16_t CmLinks::listen(const verbs::Device& dev) {
-  listener_ = verbs::CmId(channel_);
-  listener_.listen_any(dev.is_iwarp());
-  return listener_.port();
+  // RDMA-CM picks the port in its own port space; on iWARP, listening also takes it on
+  // the host's TCP stack, where a connection (another point's QP, the control channel)
+  // may hold it already: rdma_listen fails with EADDRINUSE (seen on siw, 1 point in
+  // hundreds, more often with many QPs). A new id gets another port.
+  constexpr int kAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    listener_ = verbs::CmId(channel_);
+    try {
+      listener_.listen_any(dev.is_iwarp());
+      return listener_.port();
+    } catch (const verbs::Error& e) {
+      if (e.errnum() != EADDRINUSE || attempt == kAttempts) throw;
+    }
+  }
 }
 
 void CmLinks::connect_all(const std::vector<TestResources*>& lanes, const std::string& host, uint16_t port,
