@@ -73,9 +73,9 @@ std::string event_text(const verbs::CmEvent& e) {
 
 uint16_t CmLinks::listen(const verbs::Device& dev) {
   // RDMA-CM picks the port in its own port space; on iWARP, listening also takes it on
-  // the host's TCP stack, where a connection (another point's QP, the control channel)
-  // may hold it already: rdma_listen fails with EADDRINUSE (seen on siw, 1 point in
-  // hundreds, more often with many QPs). A new id gets another port.
+  // the host's TCP stack, where a socket without SO_REUSEADDR (the control channel's,
+  // open or in TIME_WAIT) may hold it already: rdma_listen fails with EADDRINUSE (seen
+  // once on siw). A new id gets another port.
   constexpr int kAttempts = 8;
   for (int attempt = 1;; ++attempt) {
     listener_ = verbs::CmId(channel_);
