@@ -21,6 +21,8 @@
 #include "core/point/session.hpp"
 #include "core/results/context.hpp"
 #include "core/results/progress_file.hpp"
+#include "core/setup/device_checks.hpp"
+#include "core/setup/sizing.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep {

@@ -14,7 +14,7 @@
 #include "bench/commands.hpp"
 #include "bench/sweep_plan.hpp"
 #include "core/control/channel.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/device_checks.hpp"
 #include "core/host/inventory.hpp"
 #include "core/point/session.hpp"
 

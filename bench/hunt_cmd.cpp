@@ -14,7 +14,7 @@
 #include "bench/hunt/report.hpp"
 #include "bench/hunt/runner.hpp"
 #include "bench/hunt/search.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/device_checks.hpp"
 #include "core/measure/clock.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/results/context.hpp"

@@ -1,5 +1,5 @@
 // `rdmasweep mesh`: many nodes at a time, started by MPI. MPI only starts the
-// processes, swaps connection data (each rank's serialized control::Endpoint JSON,
+// processes, swaps connection data (each rank's serialized Endpoint JSON,
 // host names) and synchronizes them; every measured byte moves over our own verbs
 // QPs through core's engine (TestResources and the hot loops), exactly as in
 // `rdmasweep client`. Rank 0 writes one Google Benchmark JSON file.

@@ -21,6 +21,7 @@
 #include "core/results/context.hpp"
 #include "core/results/records.hpp"
 #include "core/results/report.hpp"
+#include "core/setup/device_checks.hpp"
 #include "core/version.hpp"
 
 namespace rdmasweep {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/knobs.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/sizing.hpp"
 
 namespace rdmasweep {
 

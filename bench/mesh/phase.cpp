@@ -22,7 +22,7 @@
 #include "bench/mesh/flow_link.hpp"
 #include "bench/mesh/report.hpp"
 #include "core/config/knobs.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/engine/loop.hpp"
 #include "core/point/lanes.hpp"
 #include "core/point/measured_run.hpp"

@@ -16,7 +16,7 @@
 #include "bench/mesh/schedule.hpp"
 #include "bench/mesh/world.hpp"
 #include "core/config/config.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/point/point_protocol.hpp"
 #include "core/point/session.hpp"
 

@@ -7,7 +7,7 @@
 #include "bench/mesh/schedule.hpp"
 #include "bench/sweep_plan.hpp"
 #include "core/config/sweep.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/sizing.hpp"
 
 namespace rdmasweep::mesh_detail {
 

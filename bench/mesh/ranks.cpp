@@ -1,7 +1,7 @@
 // One rank of `rdmasweep mesh`, in the rdmasweep-mesh program (bench/mesh/main.cpp):
 // MPI's start and end, and the run (options to every rank, fabrics opened, points run
 // phase by phase, the exit code). MPI only starts the processes, swaps connection
-// data (each rank's serialized control::Endpoint JSON, host names) and synchronizes
+// data (each rank's serialized Endpoint JSON, host names) and synchronizes
 // them; every measured byte moves over our own verbs QPs through core's engine.
 #include <mpi.h>
 #include <unistd.h>
@@ -28,8 +28,9 @@
 #include "core/config/config.hpp"
 #include "core/config/refusals.hpp"
 #include "core/config/sweep.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/device_checks.hpp"
 #include "core/measure/clock.hpp"
+#include "core/measure/clock_context.hpp"
 #include "core/point/session.hpp"
 #include "core/results/context.hpp"
 #include "core/results/model.hpp"

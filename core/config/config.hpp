@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "core/config/knob_table.hpp"
 
 namespace rdmasweep {

@@ -24,13 +24,13 @@ bool FenceRoute::take(const ibv_wc& wc) {
   return false;
 }
 
-void fence_writes(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout) {
+void fence_writes(const std::vector<LoopResources*>& lanes, std::chrono::milliseconds timeout) {
   // One byte, not zero: Soft-iWARP answers a zero-length READ that comes in while it is
   // sending (--bidir) with a stale SGE of its last WQE and ends the connection.
   FenceRoute route;
   std::vector<ibv_cq*> cqs;  // each once: --cq-scope process gives every lane the same
   for (uint32_t l = 0; l < lanes.size(); ++l) {
-    TestResources& res = *lanes[l];
+    LoopResources& res = *lanes[l];
     route.sq.push_back(&res.sq);
     ibv_cq* cq = res.completion_queue().get();
     if (std::find(cqs.begin(), cqs.end(), cq) == cqs.end()) cqs.push_back(cq);

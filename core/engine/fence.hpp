@@ -9,13 +9,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/connection.hpp"
+#include "core/engine/loop_resources.hpp"
 
 namespace rdmasweep {
 
 // Returns once every WRITE posted on the lanes' QPs has landed at the peer. Every lane
 // at once: with --cq-scope process they share one CQ.
-void fence_writes(const std::vector<TestResources*>& lanes, std::chrono::milliseconds timeout);
+void fence_writes(const std::vector<LoopResources*>& lanes, std::chrono::milliseconds timeout);
 
 // What fence_writes polls, routed by qp_num: its own READs counted down, and any WR of
 // a loop still queued retired in its QP's send-queue count (SendQueue), as the loop

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/engine/connection.hpp"
+#include "core/engine/loop_resources.hpp"
 #include "core/measure/histogram.hpp"
 #include "core/measure/timeline.hpp"
 
@@ -56,7 +56,7 @@ struct LatStats : LoopStats {
 // Bandwidth initiator: posts `per_qp` operations on every QP (or until `duration`
 // seconds pass, when > 0) as fast as the send queues allow; with `interval` > 0,
 // records the timeline.
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
+LoopStats run_bw_initiator(LoopResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
                            double interval = 0);
 
 // Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
@@ -66,7 +66,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
 // UD (`sender_done` set once the sender's DONE is in): messages may be lost, so after
 // DONE it ends on what arrived once nothing more has for a second since the last
 // arrival; its window and CPU time then end at that arrival.
-LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
+LoopStats run_bw_receiver(LoopResources& r, std::vector<uint64_t>& expected, const RunControl& ctl,
                           uint64_t warmup = 0, const bool* sender_done = nullptr);
 
 // Latency initiator: `warmup` then `iters` round trips per QP (or round trips for
@@ -74,12 +74,12 @@ LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, con
 // window: from the end of its warm-up for `iters` round trips or `duration` seconds.
 // `seconds` spans the first window's start to the last one's end; the timeline (with
 // `interval` > 0) starts with the first window and counts measured round trips.
-LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
+LatStats run_lat_initiator(LoopResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
                            double interval = 0);
 
 // Latency responder (SEND, WRITE): answers every ping until *finished is set by
 // ctl.on_idle. Its CPU window starts when it has answered `warmup` pings on some
 // QP (the client's first measured ping comes next).
-LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup = 0);
+LoopStats run_lat_responder(LoopResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup = 0);
 
 }  // namespace rdmasweep

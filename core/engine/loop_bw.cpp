@@ -24,7 +24,7 @@ BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration) {
 }
 }  // namespace detail
 
-LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, const RunControl& ctl, double interval) {
+LoopStats run_bw_initiator(LoopResources& r, uint64_t per_qp, double duration, const RunControl& ctl, double interval) {
   BwPlan p = bw_plan(r.cfg, per_qp, duration);
   p.interval = interval;
   p.nqp = static_cast<uint32_t>(r.qps.size());
@@ -46,7 +46,7 @@ LoopStats run_bw_initiator(TestResources& r, uint64_t per_qp, double duration, c
   return bw_initiator_loop(ops, wrs, r.sq, p, watch, nullptr, cr);
 }
 
-LoopStats run_bw_receiver(TestResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup,
+LoopStats run_bw_receiver(LoopResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup,
                           const bool* sender_done) {
   Receives receives(r);
   ReceiveCount count(expected, static_cast<uint32_t>(r.qps.size()), is_ud(r.cfg) ? sender_done : nullptr);

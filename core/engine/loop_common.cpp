@@ -82,7 +82,7 @@ void SendWrs::set_datagram(uint32_t qp, ibv_ah* ah, uint32_t remote_qpn, uint32_
   }
 }
 
-SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
+SendWrs make_send_wrs(const LoopResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo) {
   SendWrs w(static_cast<uint32_t>(r.qps.size()), post_list, opcode, base_flags);
   for (uint32_t q = 0; q < r.qps.size(); ++q) {
     // READ lands in our rx region; SEND and WRITE go out of our tx region, and the atomics'
@@ -96,7 +96,7 @@ SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode 
   return w;
 }
 
-Receives::Receives(const TestResources& r)
+Receives::Receives(const LoopResources& r)
     : r_(r), srq_(uses_srq(r.cfg, r.role) ? r.srq.get() : nullptr),
       credit_(r.receive_counts()) {
   size_t n = srq_ ? 1 : r.qps.size();

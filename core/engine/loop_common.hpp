@@ -79,7 +79,7 @@ struct SendWrs {
 
 // The WRs of a test. `echo`: send out of the rx region (a WRITE latency responder
 // returns what it got).
-SendWrs make_send_wrs(const TestResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
+SendWrs make_send_wrs(const LoopResources& r, uint32_t post_list, ibv_wr_opcode opcode, int base_flags, bool echo = false);
 
 // Throws the completion error of a failed WC, naming its QP.
 [[noreturn]] void fail_completion(const ibv_wc& wc, const char* posted);
@@ -121,7 +121,7 @@ class IdleWatch {
 // events unacknowledged).
 class Poller {
  public:
-  Poller(const TestResources& r, IdleWatch& watch)
+  Poller(const LoopResources& r, IdleWatch& watch)
       : cq_(r.completion_queue().get()), channel_(r.channel.get()), shared_(r.cq_router), lane_(r.lane),
         watch_(watch) {}
   ~Poller() {
@@ -152,7 +152,7 @@ class Poller {
 // QP table when receives come from a shared receive queue) and posts it again.
 class Receives {
  public:
-  explicit Receives(const TestResources& r);
+  explicit Receives(const LoopResources& r);
   uint32_t complete(const ibv_wc& wc) {
     ibv_recv_wr* bad = nullptr;
     if (srq_ != nullptr) {
@@ -192,7 +192,7 @@ class Receives {
   void grant(uint32_t q) {
     if (credit_ != nullptr) credit_[q * kCreditSlotWords] = credit_[q * kCreditSlotWords] + 1;
   }
-  const TestResources& r_;
+  const LoopResources& r_;
   ibv_srq* srq_;
   volatile uint64_t* credit_;  // the count the peer READs; null where nobody does
   std::vector<ibv_qp*> qp_;
@@ -205,7 +205,7 @@ struct VerbsOps {
   std::vector<ibv_qp*> qp;
   Poller& poller;
   Receives* receives = nullptr;  // loops that take receive completions
-  VerbsOps(const TestResources& r, Poller& p, Receives* rx) : poller(p), receives(rx) {
+  VerbsOps(const LoopResources& r, Poller& p, Receives* rx) : poller(p), receives(rx) {
     for (const verbs::QueuePair& q : r.qps) qp.push_back(q.get());
   }
   int post(uint32_t q, ibv_send_wr* w) {

@@ -29,7 +29,7 @@ LatPlan lat_plan(const TestConfig& c, uint64_t warmup, uint64_t iters, double du
 }
 }  // namespace detail
 
-LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
+LatStats run_lat_initiator(LoopResources& r, uint64_t warmup, uint64_t iters, double duration, const RunControl& ctl,
                            double interval) {
   LatPlan p = lat_plan(r.cfg, warmup, iters, duration);
   p.interval = interval;
@@ -52,7 +52,7 @@ LatStats run_lat_initiator(TestResources& r, uint64_t warmup, uint64_t iters, do
   return lat_initiator_loop(ops, wrs, r.sq, p, watch);
 }
 
-LoopStats run_lat_responder(TestResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup) {
+LoopStats run_lat_responder(LoopResources& r, const bool* finished, const RunControl& ctl, uint64_t warmup) {
   LatPlan p = lat_plan(r.cfg, warmup, 0, 0);
   p.nqp = static_cast<uint32_t>(r.qps.size());
   const size_t last = r.cfg.work.size - 1;

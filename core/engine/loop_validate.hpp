@@ -20,7 +20,7 @@ namespace rdmasweep::detail {
 
 class CheckedOps {
  public:
-  CheckedOps(TestResources& r, VerbsOps& ops, Receives* rx)
+  CheckedOps(LoopResources& r, VerbsOps& ops, Receives* rx)
       : ops_(ops), rx_(rx), r_(r), seen_(r.validate_seen), size_(r.cfg.work.size), stride_(r.msg_stride),
         slots_(r.msg_slots), op_(r.cfg.work.op), initiator_(r.role == Role::Initiator) {
     // WRITE's last byte is the tag the loops watch for; the pattern leaves it alone.
@@ -73,7 +73,7 @@ class CheckedOps {
  private:
   VerbsOps& ops_;
   Receives* rx_;
-  TestResources& r_;
+  LoopResources& r_;
   std::vector<uint32_t>& seen_;
   const uint64_t size_, stride_;
   const uint32_t slots_;

@@ -1,11 +1,11 @@
 #include "core/engine/send_credits.hpp"
 
-#include "core/engine/connection.hpp"
+#include "core/engine/loop_resources.hpp"
 #include "core/verbs/errors.hpp"
 
 namespace rdmasweep::detail {
 
-CreditReads make_credit_reads(const TestResources& r) {
+CreditReads make_credit_reads(const LoopResources& r) {
   CreditReads cr;
   if (r.send_credit == 0) return cr;
   if (r.remote.credit_rkey == 0)

@@ -18,7 +18,7 @@
 #include "core/verbs/queue_pair.hpp"
 
 namespace rdmasweep {
-class TestResources;
+struct LoopResources;
 }
 
 namespace rdmasweep::detail {
@@ -79,7 +79,7 @@ inline uint64_t credit_limit(Ops& ops, CreditReads& cr, uint32_t q, SendQueue& s
 }
 
 // `r`'s credit READs for this point (the peer's count moves to a new rkey each test);
-// window 0 (none) where the point needs no credit (TestResources::send_credit).
-CreditReads make_credit_reads(const TestResources& r);
+// window 0 (none) where the point needs no credit (LoopResources::send_credit).
+CreditReads make_credit_reads(const LoopResources& r);
 
 }  // namespace rdmasweep::detail

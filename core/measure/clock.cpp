@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 namespace rdmasweep::ticks {
 
 namespace detail {
@@ -148,33 +146,22 @@ const char* source_name() { return detail::use_tsc ? "tsc" : "system"; }
 
 const Calibration& calibration() { return g_cal; }
 
-static nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-void add_context(nlohmann::json& c) {
-  const bool calibrated = g_cal.ns_per_tick > 0;
-  c["clock"] = source_name();
-  c["clock_reason"] = g_cal.reason;
-  c["clock_ghz"] = calibrated ? nlohmann::json(1.0 / g_cal.ns_per_tick) : nlohmann::json(nullptr);
-  c["clock_drift_ppm"] = calibrated ? finite_or_null(g_cal.drift_ppm) : nlohmann::json(nullptr);
-}
-
-void check_at_end(nlohmann::json& c) {
-  if (!(g_cal.ns_per_tick > 0)) return;  // nothing calibrated (--clock system, no TSC)
+std::string measure_end_drift() {
+  if (!(g_cal.ns_per_tick > 0)) return "";  // nothing calibrated (--clock system, no TSC)
 #ifdef RDMASWEEP_HAVE_TSC
   g_cal.end_drift_ppm = drift_ppm(g_cal.ns_per_tick, rate(g_start, stamp()));
   g_cal.end_checked = true;
-  c["clock_end_drift_ppm"] = finite_or_null(g_cal.end_drift_ppm);
-  if (!g_cal.use_tsc || std::fabs(g_cal.end_drift_ppm) <= kMaxDriftPpm) return;
+  if (!g_cal.use_tsc || std::fabs(g_cal.end_drift_ppm) <= kMaxDriftPpm) return "";
   std::string moved = "over the sweep the TSC's rate moved " + ppm_text(g_cal.end_drift_ppm) +
                       " from its calibration: latencies may be off by as much";
-  c["clock_reason"] = g_cal.reason + "; " + moved;
   static bool warned = false;
   if (!warned) {
     warned = true;
     std::fprintf(stderr, "rdmasweep: %s (--clock system avoids the TSC)\n", moved.c_str());
   }
+  return moved;
 #else
-  (void)c;
+  return "";
 #endif
 }
 

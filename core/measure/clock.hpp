@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -49,7 +48,7 @@ struct Calibration {
   bool invariant = false;
   double ns_per_tick = 0;     // over both windows; 0 when the TSC was not calibrated
   double drift_ppm = 0;       // the second window's rate against the first's
-  double end_drift_ppm = 0;   // check_at_end: the rate since init against ns_per_tick
+  double end_drift_ppm = 0;   // measure_end_drift: the rate since init against ns_per_tick
   bool end_checked = false;
   std::string reason;
 };
@@ -62,12 +61,12 @@ void init(Source requested);
 const char* source_name();  // "tsc" or "system"
 const Calibration& calibration();
 
-// Adds clock, clock_ghz, clock_drift_ppm and clock_reason to a results context.
-void add_context(nlohmann::json& context);
 // At the sweep's end: measures the TSC's rate since init (one window over the whole
-// sweep), records it as clock_end_drift_ppm, and when the TSC was in use and has
-// moved more than 0.1 %, says so in clock_reason and warns once on stderr.
-void check_at_end(nlohmann::json& context);
+// sweep) into calibration().end_drift_ppm (end_checked: where there is a TSC). When
+// the TSC was in use and has moved more than 0.1 %, warns once on stderr and returns
+// what that means for the latencies; else "". The results' context records both
+// (core/measure/clock_context.hpp).
+std::string measure_end_drift();
 
 namespace detail {
 extern bool use_tsc;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/host/inventory.hpp"
 #include "core/verbs/gid.hpp"
 

@@ -14,6 +14,7 @@
 #include "core/engine/fence.hpp"
 #include "core/point/cm_connect.hpp"
 #include "core/point/measured_run.hpp"
+#include "core/setup/device_checks.hpp"
 
 namespace rdmasweep {
 
@@ -69,21 +70,22 @@ void PointResources::close_window() {
 
 void PointResources::fence_writes(std::chrono::milliseconds timeout) {
   if (stand_in_ || !fences_writes(cfg(), lanes_[0]->dev)) return;
-  rdmasweep::fence_writes(lanes(), timeout);
+  const std::vector<TestResources*> own = lanes();
+  rdmasweep::fence_writes(std::vector<LoopResources*>(own.begin(), own.end()), timeout);
 }
 
-std::vector<control::Endpoint> PointResources::local_endpoints() const {
-  std::vector<control::Endpoint> out;
+std::vector<Endpoint> PointResources::local_endpoints() const {
+  std::vector<Endpoint> out;
   for (const auto& l : lanes_) out.push_back(l->local_endpoint());
   for (uint32_t t = 0; stand_in_ && t < threads(); ++t) out.push_back(stand_in_->endpoint(t));
   return out;
 }
 
-void PointResources::connect(const std::vector<control::Endpoint>& peer) {
+void PointResources::connect(const std::vector<Endpoint>& peer) {
   for (size_t t = 0; t < lanes_.size(); ++t) lanes_[t]->connect(peer.at(t));
 }
 
-void PointResources::set_remote(const std::vector<control::Endpoint>& peer) {
+void PointResources::set_remote(const std::vector<Endpoint>& peer) {
   for (size_t t = 0; t < lanes_.size(); ++t) lanes_[t]->set_remote(peer.at(t));
 }
 

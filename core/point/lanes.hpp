@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/engine/loop.hpp"
 #include "core/engine/shared_cq.hpp"
 #include "core/host/placement.hpp"
@@ -29,7 +29,7 @@ class CmLinks;
 class LaneStandIn {
  public:
   virtual ~LaneStandIn() = default;
-  virtual control::Endpoint endpoint(uint32_t lane) const = 0;
+  virtual Endpoint endpoint(uint32_t lane) const = 0;
   // What measure_point does on lane `lane`.
   virtual PointResult measure(uint32_t lane, const RunControl& ctl, std::vector<uint64_t>& sent) = 0;
   // What run_bw_receiver (SEND bandwidth) or run_lat_responder does on lane `lane`.
@@ -66,9 +66,9 @@ class PointResources {
   void retarget(const TestConfig& next);
   void limit_reads(uint32_t peer_max_rd_atom);
   void close_window();
-  std::vector<control::Endpoint> local_endpoints() const;
-  void connect(const std::vector<control::Endpoint>& peer);
-  void set_remote(const std::vector<control::Endpoint>& peer);
+  std::vector<Endpoint> local_endpoints() const;
+  void connect(const std::vector<Endpoint>& peer);
+  void set_remote(const std::vector<Endpoint>& peer);
   // iWARP WRITE tests (a no-op otherwise): returns once every WRITE posted has landed at
   // the peer (fence_writes on each lane). iWARP completes a WRITE when TCP has taken its
   // data, not when the peer has placed it, so the peer, told DONE over the control

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/engine/loop.hpp"
 #include "core/results/context.hpp"
 #include "core/results/model.hpp"

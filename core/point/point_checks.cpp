@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/setup/sizing.hpp"
 #include "core/verbs/errors.hpp"
 
 namespace rdmasweep {

@@ -78,17 +78,17 @@ static auto telling_peer(control::PeerLink& link, Body body) -> decltype(body())
 
 namespace {
 
-std::vector<control::Endpoint> endpoints_in(const PointResources& res, const control::Message& m) {
+std::vector<Endpoint> endpoints_in(const PointResources& res, const control::Message& m) {
   const TestConfig& cfg = res.cfg();
   return control::endpoints_from_json(m.body, cfg.knobs.threads, cfg.work.qps);
 }
 
-std::vector<control::Endpoint> peer_endpoints(const PointResources& res, control::PeerLink& link, MsgType want,
+std::vector<Endpoint> peer_endpoints(const PointResources& res, control::PeerLink& link, MsgType want,
                                               std::chrono::milliseconds timeout) {
   return endpoints_in(res, expect(link, want, timeout));
 }
 
-void join(PointResources& res, Connector& c, Joining j, const std::vector<control::Endpoint>& peer) {
+void join(PointResources& res, Connector& c, Joining j, const std::vector<Endpoint>& peer) {
   if (j.reused) res.set_remote(peer);  // same QPs, this point's rkey
   else c.connect(res, peer);
 }
@@ -96,7 +96,7 @@ void join(PointResources& res, Connector& c, Joining j, const std::vector<contro
 }  // namespace
 
 static void follow_connection(PointResources& res, control::PeerLink& link, Connector& c, Joining j) {
-  std::vector<control::Endpoint> mine = res.local_endpoints();
+  std::vector<Endpoint> mine = res.local_endpoints();
   if (!j.reused) c.offer(res, mine);
   link.send(MsgType::SetupOk, control::to_json(mine));
   if (j.peer_knows) return;  // connected and ready: SETUP_OK says so

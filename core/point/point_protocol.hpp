@@ -39,11 +39,11 @@ class Connector {
  public:
   virtual ~Connector() = default;
   // Following end, before SETUP_OK leaves: adds to its endpoints (RDMA-CM: the listener's port).
-  virtual void offer(PointResources&, std::vector<control::Endpoint>&) {}
+  virtual void offer(PointResources&, std::vector<Endpoint>&) {}
   // Following end, after SETUP_OK left, before CONNECT comes (RDMA-CM: the accepts).
   virtual void await(PointResources&, control::PeerLink&) {}
   // Connects this end's QPs to the peer's endpoints.
-  virtual void connect(PointResources& res, const std::vector<control::Endpoint>& peer) { res.connect(peer); }
+  virtual void connect(PointResources& res, const std::vector<Endpoint>& peer) { res.connect(peer); }
   // The peer's CONNECT when it came while await() was still at work (RDMA-CM: the
   // client is connected on its side before the server's last ESTABLISHED); taken in
   // place of the next message.

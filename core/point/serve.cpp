@@ -21,7 +21,7 @@ namespace {
 class CmServer final : public Connector {
  public:
   CmServer(const verbs::Device& dev, const SessionOptions& opt) : dev_(dev), opt_(opt) {}
-  void offer(PointResources& res, std::vector<control::Endpoint>& mine) override {
+  void offer(PointResources& res, std::vector<Endpoint>& mine) override {
     res.cm = std::make_unique<CmLinks>();
     mine[0].cm_port = res.cm->listen(dev_);
   }
@@ -40,7 +40,7 @@ class CmServer final : public Connector {
     });
     for (uint32_t t = 0; t < res.threads(); ++t) res.lane(t).post_receives();
   }
-  void connect(PointResources& res, const std::vector<control::Endpoint>& peer) override { res.set_remote(peer); }
+  void connect(PointResources& res, const std::vector<Endpoint>& peer) override { res.set_remote(peer); }
 
  private:
   const verbs::Device& dev_;

@@ -4,6 +4,7 @@
 #include "core/host/inventory.hpp"
 #include "core/point/cm_connect.hpp"
 #include "core/point/point_protocol.hpp"
+#include "core/setup/sizing.hpp"
 
 namespace rdmasweep {
 
@@ -90,7 +91,7 @@ namespace {
 class CmClient final : public Connector {
  public:
   explicit CmClient(const SessionOptions& opt) : opt_(opt) {}
-  void connect(PointResources& res, const std::vector<control::Endpoint>& peer) override {
+  void connect(PointResources& res, const std::vector<Endpoint>& peer) override {
     if (peer.at(0).cm_port == 0)
       throw verbs::Error("--cm: the server offered no RDMA-CM listener (an older rdmasweep server?): run the same "
                          "rdmasweep version on both hosts");

@@ -11,7 +11,8 @@
 #include <string>
 
 #include "core/control/channel.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
+#include "core/setup/sizing.hpp"
 #include "core/engine/loop.hpp"
 #include "core/host/counters.hpp"
 #include "core/host/placement.hpp"

@@ -1,6 +1,7 @@
 #include "core/results/context.hpp"
 
 #include "core/measure/clock.hpp"
+#include "core/measure/clock_context.hpp"
 #include "core/results/document.hpp"
 #include "core/results/model.hpp"
 #include "core/version.hpp"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/measure/clock.hpp"
+#include "core/measure/clock_context.hpp"
 #include "core/results/model.hpp"
 
 namespace rdmasweep {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 #include "core/engine/loop.hpp"
 #include "core/measure/clock.hpp"
 #include "core/verbs/device.hpp"

@@ -169,8 +169,8 @@ class FakeLanes final : public LaneStandIn {
  public:
   FakeLanes(const TestConfig& cfg, Wire& wire, bool fail_half_way) : cfg_(cfg), wire_(wire), fail_(fail_half_way) {}
 
-  control::Endpoint endpoint(uint32_t) const override {
-    control::Endpoint e;
+  Endpoint endpoint(uint32_t) const override {
+    Endpoint e;
     e.gid = "::1";
     e.rkey = 1;
     e.slot_bytes = cfg_.work.size;

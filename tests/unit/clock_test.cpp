@@ -1,4 +1,5 @@
 #include "core/measure/clock.hpp"
+#include "core/measure/clock_context.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// iWARP's WRITE fence (fence_writes in core/engine/connection.cpp) polls the CQ for its
+// iWARP's WRITE fence (fence_writes in core/engine/fence.cpp) polls the CQ for its
 // one-byte READs. A WR of the loop still queued there (a WRITE latency ping's
 // completion) must be retired in its QP's send-queue count as the loop would have:
 // dropped, the count lags for the QP's life and a reused shape waits for it.

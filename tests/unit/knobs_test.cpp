@@ -20,7 +20,7 @@
 #include "bench/mesh/options.hpp"
 #include "core/config/config.hpp"
 #include "core/config/sweep.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/sizing.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {

@@ -17,7 +17,7 @@
 
 #include "core/config/knobs.hpp"
 #include "core/config/sweep.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/sizing.hpp"
 #include "tests/support/process.hpp"
 
 namespace rdmasweep {

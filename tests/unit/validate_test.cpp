@@ -7,7 +7,7 @@
 
 #include "core/config/config.hpp"
 #include "core/config/refusals.hpp"
-#include "core/engine/connection.hpp"
+#include "core/setup/sizing.hpp"
 #include "core/engine/validate.hpp"
 #include "core/verbs/errors.hpp"
 

@@ -1,132 +1,20 @@
-#include "core/engine/connection.hpp"
+#include "core/setup/test_resources.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 
-#include "core/config/knobs.hpp"
 #include "core/config/refusals.hpp"
 #include "core/engine/validate.hpp"
 #include "core/engine/wr_id.hpp"
-#include "core/host/inventory.hpp"
+#include "core/setup/device_checks.hpp"
+#include "core/setup/sizing.hpp"
 #include "core/verbs/errors.hpp"
 
 namespace rdmasweep {
 
 using verbs::Error;
-
-static void limit(bool ok, const std::string& what, uint64_t asked, const std::string& limit_name, uint64_t limit_value,
-                  const std::string& fix) {
-  if (!ok)
-    throw Error(what + " " + std::to_string(asked) + " is over the device's " + limit_name + " (" +
-                std::to_string(limit_value) + "): " + fix);
-}
-
-// --hugepages: the host has a pool of 2 MiB pages (how many are free only mmap can tell,
-// when the buffers are made).
-static void check_huge_pages(const std::string& meminfo = "/proc/meminfo") {
-  std::ifstream in(meminfo);
-  uint64_t total = 0, size_kb = 0;
-  for (std::string key; in >> key;) {
-    if (key == "HugePages_Total:") in >> total;
-    else if (key == "Hugepagesize:") in >> size_kb;
-    in.ignore(1 << 20, '\n');
-  }
-  if (size_kb != 0 && size_kb != 2048)
-    throw Error("--hugepages: this host's huge pages are " + std::to_string(size_kb) + " kB, not 2 MiB (boot with "
-                "default_hugepagesz=2M)");
-  if (total == 0)
-    throw Error("--hugepages: no huge pages are reserved on this host (HugePages_Total is 0 in /proc/meminfo): reserve "
-                "some first, e.g. sysctl vm.nr_hugepages=64 (128 MiB)");
-}
-
-// What the device cannot do at all (capabilities()): ConfigError, exit 2 before any QP.
-static void check_capabilities(const TestConfig& c, const verbs::Device& dev) {
-  const Capabilities caps = capabilities(dev);
-  const std::string who = dev.name() + " (" + caps.transport + ")";
-  if (!is_ud(c) && !caps.rc)
-    throw ConfigError("--transport rc: " + who + " has no reliable connected (RC) QPs (its transport is neither "
-                      "InfiniBand/RoCE nor iWARP, as on EFA): use --transport ud, or a device with RC");
-  if (is_atomic(c.work.op) && !caps.atomics)
-    throw ConfigError(std::string("--op ") + to_string(c.work.op) + ": " + who +
-                      " has no atomic operations (atomic_cap IBV_ATOMIC_NONE): run atomics on a device that has them");
-  if (is_ud(c) && !caps.ud)
-    throw ConfigError("--transport ud: " + who + " has no UD QPs (iWARP is connected only): use --transport rc");
-  if (write_with_imm(c) && !caps.immediate)
-    throw ConfigError("--events with --op write --mode lat: " + who + " has no WRITE WITH IMMEDIATE (the event-driven "
-                      "WRITE pong needs it): drop --events, or use --op send");
-  if (c.knobs.srq && !caps.srq)
-    throw ConfigError("--srq: " + who + " has no shared receive queues (max_srq 0): drop --srq");
-  const TestConfig plain;
-  if (dev.is_iwarp() && (c.knobs.qp_timeout != plain.knobs.qp_timeout || c.knobs.retry_count != plain.knobs.retry_count))
-    throw ConfigError("--qp-timeout/--retry-count: " + who + " retransmits through TCP: its QPs have no ACK timeout or "
-                      "retry count to set; drop them");
-  if (needs_send_credit(c, dev) && c.knobs.srq && c.knobs.rx_depth < c.work.qps)
-    throw ConfigError("--srq --rx-depth " + std::to_string(c.knobs.rx_depth) + ": " + who + " has no "
-                      "receiver-not-ready retry, so each of a thread's " + std::to_string(c.work.qps) +
-                      " QPs keeps a share of the shared receive queue for its SENDs: raise --rx-depth to at least " +
-                      std::to_string(c.work.qps) + ", or use fewer QPs");
-}
-
-void check_device_limits(const TestConfig& c, const verbs::Device& dev) {
-  const ibv_device_attr& a = dev.attr();
-  const ibv_port_attr& p = dev.port_attr();
-  if (p.state != IBV_PORT_ACTIVE)
-    throw Error("port " + std::to_string(dev.port()) + " of " + dev.name() + " is " + verbs::port_state_name(p.state) +
-                ", not ACTIVE: check the cable/link, or for Soft-RoCE that its netdev is up");
-  limit(total_qps(c) <= static_cast<uint64_t>(a.max_qp), "QP count (qps x threads)", total_qps(c), "max_qp", a.max_qp,
-        "lower --qps or --threads");
-  limit(c.work.qps <= WrId::kMaxQps, "QP count", c.work.qps, "wr_id QP field", WrId::kMaxQps, "lower --qps");
-  limit(cq_depth_for(c) <= static_cast<uint64_t>(a.max_cqe), "CQ depth", cq_depth_for(c), "max_cqe", a.max_cqe,
-        "lower --qps, --tx-depth or --rx-depth, or raise --signal-every");
-  limit(c.knobs.tx_depth <= static_cast<uint64_t>(a.max_qp_wr), "send-queue depth", c.knobs.tx_depth, "max_qp_wr",
-        a.max_qp_wr, "lower --tx-depth");
-  if (c.knobs.srq)
-    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_srq_wr), "shared receive queue depth", c.knobs.rx_depth,
-          "max_srq_wr", a.max_srq_wr, "lower --rx-depth");
-  else if (c.work.op == Op::Send || write_with_imm(c))
-    limit(c.knobs.rx_depth <= static_cast<uint64_t>(a.max_qp_wr), "receive depth", c.knobs.rx_depth, "max_qp_wr",
-          a.max_qp_wr, "lower --rx-depth");
-  if (!fetches(c.work.op) && c.knobs.inline_size > 0 && c.knobs.inline_size != kInlineAuto)
-    limit(c.knobs.inline_size <= dev.max_inline(), "inline size", c.knobs.inline_size, "max inline data",
-          dev.max_inline(), "lower --inline-size (or leave it at auto)");
-  check_capabilities(c, dev);
-  if (fetches(c.work.op) && c.knobs.outs > 0) {
-    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_rd_atom), "outstanding reads", c.knobs.outs, "max_qp_rd_atom",
-          a.max_qp_rd_atom, "lower --outs (or 0 for the devices' limit)");
-    limit(c.knobs.outs <= static_cast<uint64_t>(a.max_qp_init_rd_atom), "outstanding reads", c.knobs.outs,
-          "max_qp_init_rd_atom", a.max_qp_init_rd_atom, "lower --outs (or 0 for the devices' limit)");
-  }
-  if (c.knobs.hugepages) check_huge_pages();
-  if (c.knobs.mtu != 0)
-    limit(c.knobs.mtu <= static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "path MTU", c.knobs.mtu,
-          "port active MTU", static_cast<uint64_t>(verbs::mtu_bytes(p.active_mtu)), "lower --mtu (or 0 for the ports' own)");
-  if (is_ud(c) && c.work.size > ud_size_limit(c, dev))
-    throw Error("--size " + std::to_string(c.work.size) + " is over the UD limit of " +
-                std::to_string(ud_size_limit(c, dev)) + " bytes (the path MTU" + (c.knobs.mtu != 0 ? ", --mtu" : "") +
-                "): a UD message is one packet; lower --size, or use --transport rc");
-  if (p.max_msg_sz != 0)
-    limit(c.work.size <= p.max_msg_sz, "message size", c.work.size, "port max_msg_sz", p.max_msg_sz, "lower --size");
-}
-
-uint64_t ud_size_limit(const TestConfig& c, const verbs::Device& dev) {
-  return c.knobs.mtu != 0 ? c.knobs.mtu : static_cast<uint64_t>(verbs::mtu_bytes(dev.port_attr().active_mtu));
-}
-
-bool posts_receives(const TestConfig& c, Role role) {
-  if (write_with_imm(c)) return true;  // each side's pong arrives as a receive completion
-  return c.work.op == Op::Send && (c.work.mode == Mode::Lat || role == Role::Target || c.knobs.bidir);
-}
-
-bool uses_srq(const TestConfig& c, Role role) { return c.knobs.srq && role == Role::Target; }
-
-bool needs_send_credit(const TestConfig& c, const verbs::Device& dev) {
-  return dev.is_iwarp() && c.work.op == Op::Send && c.work.mode == Mode::Bw && !is_ud(c);
-}
-
-bool fences_writes(const TestConfig& c, const verbs::Device& dev) { return dev.is_iwarp() && c.work.op == Op::Write; }
 
 static int remote_access(const TestConfig& c, const verbs::Device& dev, Role role) {
   // Only the remote access the operation needs: SEND tests open nothing.
@@ -141,79 +29,18 @@ static int remote_access(const TestConfig& c, const verbs::Device& dev, Role rol
   return acc;
 }
 
-bool same_shape(const TestConfig& a, const TestConfig& b) {
-  // The knobs the table marks as shaping; cq_depth by the depth actually used (0 is
-  // the one its QPs need).
-  static const Knob* const cq = &knob("cq_depth");
-  for (const Knob& k : knobs())
-    if (k.shapes && (&k == cq ? cq_depth_for(a) != cq_depth_for(b) : k.get(a) != k.get(b))) return false;
-  return true;
-}
-
-static uint64_t round_slot(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
-
-std::vector<uint64_t> plan_slots(const std::vector<TestConfig>& points, uint64_t budget) {
-  std::vector<uint64_t> slots(points.size());
-  for (size_t i = 0; i < points.size(); ++i) {
-    uint64_t biggest = points[i].work.size;
-    for (const TestConfig& o : points)
-      if (same_shape(points[i], o)) biggest = std::max(biggest, o.work.size);
-    uint64_t regions = qp_regions(points[i]);
-    const uint64_t grh = is_ud(points[i]) ? kUdGrhBytes : 0;  // before a UD receive's payload
-    const uint64_t per_thread = 2 * regions * message_slots(points[i]) * round_slot(biggest + grh);
-    bool fits = per_thread * points[i].knobs.threads <= budget;  // each thread its own
-    slots[i] = round_slot((fits ? biggest : points[i].work.size) + grh);
-  }
-  return slots;
-}
-
-uint64_t message_stride(const TestConfig& c, uint64_t slot) {
-  // UD receives hold the GRH before the payload.
-  return round_slot(std::max(slot, c.work.size + (is_ud(c) ? kUdGrhBytes : 0)));
-}
-
-uint64_t thread_buffer_bytes(const TestConfig& c, uint64_t stride) {
-  return 2 * stride * message_slots(c) * qp_regions(c);  // rx and tx areas of qp_regions() regions
-}
-
-uint64_t side_buffer_bytes(const TestConfig& c, uint64_t slot) {
-  return thread_buffer_bytes(c, message_stride(c, slot)) * c.knobs.threads;
-}
-
-bool can_reuse(const TestConfig& built, uint64_t stride, const TestConfig& next) {
-  return same_shape(built, next) && next.work.size + (is_ud(next) ? kUdGrhBytes : 0) <= stride;
-}
-
-// One thread's buffers, refused over 8 GiB.
-static uint64_t buffer_bytes(const TestConfig& c, uint64_t stride) {
-  const uint32_t slots = message_slots(c);
-  const uint64_t bytes = thread_buffer_bytes(c, stride);
-  if (bytes > (uint64_t{8} << 30))
-    throw Error("a test with " + std::to_string(c.work.qps) + " QPs of " + std::to_string(c.work.size) +
-                " bytes needs " + std::to_string(bytes >> 20) + " MiB of buffers" +
-                (slots > 1 ? " (--validate: one per message in flight)" : "") + ": lower --qps or --size" +
-                (slots > 1 ? " or --tx-depth/--rx-depth" : ""));
-  return bytes;
-}
-
-void check_plan(const TestConfig& c, const verbs::Device& dev, uint64_t slot) {
-  validate(c);
-  check_device_limits(c, dev);
-  buffer_bytes(c, message_stride(c, slot));
-}
-
 uint64_t TestResources::size_buffers(uint64_t slot) {
   msg_stride = message_stride(cfg, slot);
   msg_slots = message_slots(cfg);
   slot_bytes = msg_stride * msg_slots;
   regions = qp_regions(cfg);
   validate_seen.assign(cfg.knobs.validate ? cfg.work.qps : 0, 0);
-  return buffer_bytes(cfg, msg_stride);
+  return checked_buffer_bytes(cfg, msg_stride);
 }
 
 TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const TestConfig& c, Role r, uint64_t slot,
                              const verbs::CompletionQueue* shared)
-    : dev(d), cfg(c), role(r), gid(g), shared_cq_(shared) {
+    : LoopResources(c, r, shared), dev(d), gid(g) {
   validate(cfg);
   check_device_limits(cfg, dev);
   const uint64_t bytes = size_buffers(slot);
@@ -229,7 +56,7 @@ TestResources::TestResources(const verbs::Device& d, const GidEntry& g, const Te
   register_memory(bytes);
   open_window();
   fill_read_pattern();
-  if (shared_cq_ == nullptr) {
+  if (shared_cq == nullptr) {
     if (cfg.knobs.events) channel = verbs::CompletionChannel(dev);
     cq = verbs::CompletionQueue(dev, static_cast<int>(cq_depth_for(cfg)), channel.get());
   }
@@ -256,7 +83,7 @@ void TestResources::register_memory(uint64_t bytes) {
     credit_words.reset(new uint64_t[words]());
     credit_mr = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(credit_words.get()), words * sizeof(uint64_t),
                                           IBV_ACCESS_LOCAL_WRITE);
-    counts_receives_ = posts_receives(cfg, role);
+    counts_receives = posts_receives(cfg, role);
     if (role == Role::Initiator || cfg.knobs.bidir) {
       // A shared receive queue's receives serve all of a thread's QPs: each gets its share.
       const Role peer = role == Role::Initiator ? Role::Target : Role::Initiator;
@@ -299,7 +126,7 @@ void TestResources::create_qps() {
       qps.emplace_back(pd, qp_cq, caps);
     }
     if (caps.ud) qps.back().to_init_ud(dev.port());
-    else qps.back().to_init(dev.port(), remote_access(cfg, dev, role) | (counts_receives_ ? IBV_ACCESS_REMOTE_READ : 0));
+    else qps.back().to_init(dev.port(), remote_access(cfg, dev, role) | (counts_receives ? IBV_ACCESS_REMOTE_READ : 0));
     psn.push_back(rng() & 0xffffff);
   }
   if (uses_srq(cfg, role)) {
@@ -330,7 +157,7 @@ void TestResources::fill_read_pattern() {
 }
 
 void TestResources::open_window() {
-  if (counts_receives_ && !credit_window)
+  if (counts_receives && !credit_window)
     credit_window = verbs::MemoryRegion::over(pd, reinterpret_cast<char*>(receive_counts()),
                                               cfg.work.qps * kCreditSlotWords * sizeof(uint64_t),
                                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
@@ -344,7 +171,7 @@ void TestResources::open_window() {
   }
 }
 
-void TestResources::set_remote(const control::Endpoint& peer) {
+void TestResources::set_remote(const Endpoint& peer) {
   remote = RemoteBuffer{peer.addr, peer.rkey, peer.rkeys, peer.credit_addr, peer.credit_rkey, peer.slot_bytes,
                         peer.regions};
   if (!remote.rkeys.empty() && remote.rkeys.size() != remote.regions)
@@ -352,8 +179,8 @@ void TestResources::set_remote(const control::Endpoint& peer) {
                 " regions: run the same rdmasweep version on both sides");
 }
 
-control::Endpoint TestResources::local_endpoint() const {
-  control::Endpoint e;
+Endpoint TestResources::local_endpoint() const {
+  Endpoint e;
   e.lid = dev.port_attr().lid;
   e.gid = gid_to_string(gid.gid);
   e.mtu = static_cast<uint8_t>(dev.port_attr().active_mtu);
@@ -373,7 +200,7 @@ control::Endpoint TestResources::local_endpoint() const {
   return e;
 }
 
-verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
+verbs::PeerAddress TestResources::path_to(const Endpoint& peer) const {
   verbs::PeerAddress pa;
   pa.lid = peer.lid;
   pa.use_gid = dev.is_ethernet() || pa.lid == 0;
@@ -390,7 +217,7 @@ verbs::PeerAddress TestResources::path_to(const control::Endpoint& peer) const {
   return pa;
 }
 
-void TestResources::connect(const control::Endpoint& peer) {
+void TestResources::connect(const Endpoint& peer) {
   if (dev.is_iwarp()) throw ConfigError(dev.name() + ": " + refusal_text("iwarp-cm"));
   if (peer.qpn.size() != qps.size())
     throw Error("peer has " + std::to_string(peer.qpn.size()) + " QPs, this side " + std::to_string(qps.size()));
