@@ -21,6 +21,11 @@ struct RunControl {
   const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
   std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
   const char* idle_hint = "the peer is gone or stuck";  // what that timeout's message says happened
+  // A following loop once *settled is true (the leading end's DONE is in: on RC all it
+  // sent has been acknowledged, so nothing more is on its way but what is in flight):
+  // no completion for settle_timeout ends it, whatever idle_timeout says.
+  const std::atomic<bool>* settled = nullptr;
+  std::chrono::milliseconds settle_timeout{10000};
   // Called every few thousand empty polls; may throw to abort, or update the targets
   // of a receiving loop (the peer's DONE message in duration mode).
   std::function<void()> on_idle;

@@ -158,6 +158,10 @@ void fail_post(int rc, const char* what, uint32_t qp) {
   throw verbs::Error(what);  // unreachable: rc != 0 here
 }
 
+static std::string wait_text(std::chrono::milliseconds t) {
+  return t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + " s" : std::to_string(t.count()) + " ms";
+}
+
 void IdleWatch::check() {
   if (!draining_ && interrupted()) throw RunAborted("interrupted");
   if (ctl_.on_idle) ctl_.on_idle();
@@ -165,10 +169,16 @@ void IdleWatch::check() {
   if (progressed_) {
     last_progress_ = now;
     progressed_ = false;
-  } else if (now - last_progress_ > ctl_.idle_timeout) {
-    throw RunAborted("no completion for " + std::to_string(ctl_.idle_timeout.count() / 1000) + " s: " +
-                     ctl_.idle_hint + " (raise --timeout if the link is just slow)");
+    return;
   }
+  if (ctl_.settled != nullptr && ctl_.settled->load(std::memory_order_acquire) &&
+      now - last_progress_ > ctl_.settle_timeout)
+    throw RunAborted("no completion for " + wait_text(ctl_.settle_timeout) +
+                     " with the peer's DONE in: messages it counted as sent never arrived here (a device that "
+                     "completes work requests without moving data, or a broken path; raise --timeout if it is just slow)");
+  if (now - last_progress_ > ctl_.idle_timeout)
+    throw RunAborted("no completion for " + wait_text(ctl_.idle_timeout) + ": " + ctl_.idle_hint +
+                     " (raise --timeout if the link is just slow)");
 }
 
 }  // namespace detail

@@ -225,6 +225,8 @@ struct Follower {
   LoopStats follow() {
     RunControl ctl = control();
     ctl.idle_timeout = kPointWait;  // the leading end decides when a point ends; its link tells us it died
+    ctl.settled = &board.posted;     // once its DONE is in, what it sent is here within --timeout or lost
+    ctl.settle_timeout = o.timeout;
     ctl.on_idle = [this] {
       if (auto m = link.try_recv()) {
         take(*m);

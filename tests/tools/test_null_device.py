@@ -101,12 +101,14 @@ class NullDevice(NullSetup):
                 with self.subTest(tool=tool, api=api):
                     self.assertGreater(self.perftest(tool, *api), 0)
 
-    def test_rdmasweep_counts_are_exact_on_null0(self):
+    def rdmasweep_pair(self, server_args, client_args):
+        """One `rdmasweep server` on null0 and one client run against it: the client's
+        completed process, once the client has exited (the server is then stopped)."""
         work = tempfile.mkdtemp(prefix="rdmasweep-null-")
         self.addCleanup(shutil.rmtree, work, True)
         log = open(os.path.join(work, "server.log"), "w")
-        server = subprocess.Popen([self.binary, "server", "--port", "0", "--bind", "127.0.0.1"], env=self.env,
-                                  stdout=subprocess.DEVNULL, stderr=log)
+        server = subprocess.Popen([self.binary, "server", "--port", "0", "--bind", "127.0.0.1", *server_args],
+                                  env=self.env, stdout=subprocess.DEVNULL, stderr=log)
         try:
             port, deadline = None, time.time() + 30
             while port is None and server.poll() is None and time.time() < deadline:
@@ -115,16 +117,20 @@ class NullDevice(NullSetup):
                 port = m.group(1) if m else None
                 time.sleep(0.02)
             self.assertIsNotNone(port, "rdmasweep server on null0 did not listen")
-            out = os.path.join(work, "null.json")
-            r = subprocess.run([self.binary, "client", "127.0.0.1", "--port", port, "--op", "write,read", "--mode", "bw",
-                                "-s", "64", "-q", "4", "-n", str(ITERS), "--signal-every", "16", "--out", out],
-                               env=self.env, capture_output=True, text=True, timeout=120)
-            self.assertEqual(r.returncode, 0, r.stderr)
+            args = [a.replace("{work}", work) for a in client_args]
+            return subprocess.run([self.binary, "client", "127.0.0.1", "--port", port, *args], env=self.env,
+                                  capture_output=True, text=True, timeout=120)
         finally:
             server.terminate()
             server.wait(30)
             log.close()
-        with open(out) as f:
+
+    def test_rdmasweep_counts_are_exact_on_null0(self):
+        r = self.rdmasweep_pair([], ["--op", "write,read", "--mode", "bw", "-s", "64", "-q", "4", "-n", str(ITERS),
+                                     "--signal-every", "16", "--out", "{work}/null.json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = re.search(r"results: (\S+\.json)", r.stderr)
+        with open(out.group(1) if out else "") as f:
             doc = json.load(f)
         entries = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
         self.assertEqual([b["config"]["op"] for b in entries], ["write", "read"])
@@ -132,6 +138,16 @@ class NullDevice(NullSetup):
             self.assertEqual(b["messages"], 4 * ITERS, b["name"])
             self.assertGreater(b["items_per_second"], 0)
         self.assertIn("null0", json.dumps(doc["context"]))
+
+    def test_sends_that_never_arrive_end_the_point_at_the_servers_timeout(self):
+        # null0 completes the client's SENDs and moves nothing: once the client's DONE
+        # is in, the server's receiver waits its --timeout with no arrival, then says
+        # why (it used to wait for a day).
+        r = self.rdmasweep_pair(["--timeout", "2"], ["--op", "send", "--mode", "bw", "-s", "64", "-q", "2", "-n",
+                                                     "1000", "--out", "{work}/send.json"])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("the server reported: no completion for 2 s with the peer's DONE in: messages it counted as "
+                      "sent never arrived here", r.stdout + r.stderr)
 
     def test_the_bare_loop_says_its_cost_per_message(self):
         r = subprocess.run([self.bare, "-n", str(ITERS), "-q", "4", "-l", "16"], env=self.env, capture_output=True,

@@ -245,7 +245,9 @@ TEST(BwLoop, DurationPointStopsAtASignaledWrWithEveryWrAccountedFor) {
 void expect_timeline(const Timeline& tl, double interval, uint64_t total, double seconds) {
   ASSERT_EQ(tl.interval, interval);
   ASSERT_EQ(tl.t.size(), tl.messages.size());
-  ASSERT_GE(tl.t.size(), 3u);
+  // A sample within the window and the end's: a loop that runs for several intervals
+  // reads the clock past at least one boundary, however busy the machine.
+  ASSERT_GE(tl.t.size(), 2u);
   for (size_t i = 0; i + 1 < tl.t.size(); ++i) {
     EXPECT_GE(tl.t[i], static_cast<double>(i + 1) * interval - 1e-9) << "sample " << i << " before its boundary";
     EXPECT_LT(tl.t[i], tl.t[i + 1]);
@@ -265,7 +267,9 @@ TEST(BwLoop, TimelineSamplesEveryIntervalUpToThePointsTotal) {
   FakeDevice fake(f.dev);
   LoopStats st = f.run(fake);
   expect_timeline(st.timeline, 0.05, st.messages(), st.seconds);
-  EXPECT_GE(st.timeline.t.size(), 6u);  // 0.3 s of 0.05 s intervals, and the end
+  // At most one sample per boundary and the end: boundaries a descheduled loop slept
+  // through are one longer interval, so fewer is not a fault (a busy machine gives 3-5).
+  EXPECT_LE(st.timeline.t.size(), static_cast<size_t>(st.seconds / 0.05) + 1);
   f.expect_clean(fake);
 }
 
