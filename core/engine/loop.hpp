@@ -43,7 +43,7 @@ struct LoopStats {
   // User + system CPU of this process over the loop's measured window: the window
   // of `seconds` for the initiators; for the receiver and responder, from the end of
   // the client's warm-up (see their comments) to the loop's end (a UD receiver's last
-  // arrival).
+  // arrival, the responder's last pong: LastMove).
   double cpu_seconds = 0;
   Timeline timeline;                   // initiators, when asked for an interval
   uint64_t messages() const;

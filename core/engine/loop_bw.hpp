@@ -237,20 +237,9 @@ constexpr std::chrono::milliseconds kUdQuiet{1000};
 // from the start, DONE or not yet, so a DONE that comes after a quiet ends at once;
 // the window and CPU time end there, not after the wait for what never came.
 struct QuietEnd {
-  uint64_t last = UINT64_MAX;
-  Clock::time_point since{};
-  double cpu = 0;
+  LastMove last;
   // True when `total` has not moved for kUdQuiet.
-  bool over(uint64_t total) {
-    const Clock::time_point now = Clock::now();
-    if (total != last) {
-      last = total;
-      since = now;
-      cpu = loop_cpu_seconds();
-      return false;
-    }
-    return now - since >= kUdQuiet;
-  }
+  bool over(uint64_t total) { return !last.look(total) && Clock::now() - last.at >= kUdQuiet; }
 };
 
 // The receiver's count: messages per QP against targets that the peer's DONE (via
@@ -284,7 +273,7 @@ struct ReceiveCount {
   }
   // Lossy, and nothing arrived since the check that saw the last arrival: the loop
   // ended at an idle check (DONE, the quiet), which is no part of its window.
-  bool settled() const { return sender_done != nullptr && quiet.last == total(); }
+  bool settled() const { return sender_done != nullptr && quiet.last.count == total(); }
 };
 
 // Ops: int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc& wc) reposts the
@@ -319,8 +308,8 @@ LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, const BwPlan& p, uint64_t 
   // A lossy receiver that ended at an idle check ends its window and CPU time at the
   // last arrival: its wait for the lost messages measured nothing.
   const bool settled = c.settled();
-  const Clock::time_point end = settled ? c.quiet.since : Clock::now();
-  const double cpu1 = settled ? c.quiet.cpu : loop_cpu_seconds();
+  const Clock::time_point end = settled ? c.quiet.last.at : Clock::now();
+  const double cpu1 = settled ? c.quiet.last.cpu : loop_cpu_seconds();
   LoopStats st;
   st.seconds = started ? seconds_between(start, end) : 0;
   st.cpu_seconds = warming == 0 ? cpu1 - cpu0 : 0;

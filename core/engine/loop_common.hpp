@@ -100,6 +100,8 @@ class IdleWatch {
     if ((++polls_ & 4095) == 0) check();
   }
   void check();
+  // True right after the tick that ran check(): a loop's own rare looks go there.
+  bool just_checked() const { return (polls_ & 4095) == 0; }
   // For loops that look at the stop flag more often than check() does.
   bool interrupted() const { return ctl_.interrupted && ctl_.interrupted->load(std::memory_order_relaxed); }
   // The loop saw the interrupt and is draining: check() leaves the stop to it.
@@ -111,6 +113,23 @@ class IdleWatch {
   bool progressed_ = false;
   bool draining_ = false;
   Clock::time_point last_progress_;
+};
+
+// A following loop's last piece of work as its idle checks see it (never per message):
+// the time and CPU clock at the first look that saw the count move. A loop that ends
+// at an idle check (the peer's DONE, a quiet) ends its window there, not after the wait.
+struct LastMove {
+  uint64_t count = UINT64_MAX;
+  Clock::time_point at{};
+  double cpu = 0;
+  // True when `n` moved since the last look (which then notes the time and CPU).
+  bool look(uint64_t n) {
+    if (n == count) return false;
+    count = n;
+    at = Clock::now();
+    cpu = loop_cpu_seconds();
+    return true;
+  }
 };
 
 // Polls the test's CQ for up to the count the loop asks (its plan's batch, the size

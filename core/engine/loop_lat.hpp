@@ -183,7 +183,7 @@ LatStats lat_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
 
 // The responder: answers every ping (a receive, or for WRITE the ping's tag seen in
 // p.rx_tag) with a pong until *finished, which the Ops' poll (ctl.on_idle) sets. Its
-// CPU window opens when some QP has answered p.warmup pings.
+// CPU window opens when some QP has answered p.warmup pings and ends at its last pong.
 template <class Ops>
 LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const LatPlan& p, const bool* finished,
                              IdleWatch& watch) {
@@ -194,6 +194,10 @@ LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq,
   std::vector<ibv_wc> wc(p.batch);
   bool measuring = false;
   double cpu0 = 0;
+  uint64_t pongs = 0;
+  // The CPU window ends at the last pong: DONE, which ends the loop, only says that no
+  // ping is coming, and it comes as late as the control channel is slow.
+  LastMove last;
 
   auto pong = [&](uint32_t q) {
     SendQueue& s = sq[q];
@@ -203,6 +207,7 @@ LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq,
     w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(every, false) ? IBV_SEND_SIGNALED : 0);
     if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
     ++s.posted;
+    ++pongs;
     if (++answered[q] == warmup && !measuring) {
       measuring = true;
       cpu0 = loop_cpu_seconds();
@@ -234,10 +239,14 @@ LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq,
     for (uint32_t q = 0; q < nqp; ++q)
       while (owed[q] > 0 && pong(q)) --owed[q];
     watch.tick(got);
+    if (watch.just_checked()) last.look(pongs);
   }
+  // No pong since the last look: the window ended there (a look before the window
+  // opened says nothing of it).
+  const bool quiet = last.count == pongs && last.cpu >= cpu0;
   LoopStats st;
   st.seconds = seconds_between(start, Clock::now());
-  st.cpu_seconds = measuring ? loop_cpu_seconds() - cpu0 : 0;
+  st.cpu_seconds = measuring ? (quiet ? last.cpu : loop_cpu_seconds()) - cpu0 : 0;
   st.per_qp = std::move(answered);
   return st;
 }

@@ -87,9 +87,9 @@ TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
 // little), with a short warm-up or a long one. Warm-up counted in, a warm-up five
 // times the measurement would make it about 6x. (Comparing CPU per message between
 // the two runs does not work under emulation: the per-message cost itself drifts.)
-// The server's "little" is larger: its window closes when the client's DONE comes in
-// over the control channel, a fixed cost that sanitizers stretch (0.1 s over a 0.17 s
-// window once), far below the 5x a counted warm-up would add.
+// The server's "little" is larger: its window closes at its last pong or arrival as its
+// idle checks see it (not at the client's DONE, which a busy host delayed by 0.5 s
+// once), far below the 5x a counted warm-up would add.
 TEST_F(Measurement, CpuCoversTheMeasuredWindowOnly) {
   struct Case {
     std::vector<std::string> args;
@@ -142,13 +142,16 @@ TEST_F(Measurement, LatencyConventionAgainstWallTime) {
   }
 }
 
-// A duration point lasts its duration: not less, and not much more.
+// A duration point lasts its duration: not less, and not a second one. After the
+// deadline only what is in flight completes, as long as the device and the host take:
+// 0.3 s on a busy host once, so no wall-time bound here judges it; the unit tests do, by
+// what the loops post after the deadline (BwLoop.DurationPointStops..., LatLoop's).
 TEST_F(Measurement, DurationPointLastsItsDuration) {
   for (const char* mode : {"bw", "lat"}) {
     SCOPED_TRACE(mode);
     json b = point({"--op", "write", "--mode", mode, "-q", "4", "-s", "4096", "-D", "2", "--warmup", "10"});
     EXPECT_GE(num(b, "seconds"), 2.0);
-    EXPECT_LE(num(b, "seconds"), 2.25);
+    EXPECT_LT(num(b, "seconds"), 4.0);
   }
 }
 

@@ -154,7 +154,7 @@ TEST(SendCredit, ACountPastWhatWasSentGrantsNoMore) {
 
 // Soft-iWARP copies a READ response of up to 32 bytes with copy_from_user while a
 // post_send on the QP is in progress, also from its transmit thread, where the copy
-// fails and ends the connection (Provider.CreditReadsSurviveBothWaysOnAnSrq). So QP q's
+// fails and ends the connection (Batch/ProviderCredit.CreditReadsSurviveBothWaysOnAnSrq). So QP q's
 // credit READ asks for its whole 64-byte slot: the peer's slot q, landing in this side's
 // slot q, apart from every other QP's.
 TEST(SendCredit, EachReadTakesItsQpsWholeSlotLongerThanSoftIwarpCopiesInline) {
