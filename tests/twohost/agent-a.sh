@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Host a of the two-host tests: runs `rdmasweep server` and carries out host b's
-# requests (restart the server, kill it, take the link down or drop all its packets, netem;
+# requests (restart the server, kill it, take the link down or drop all its packets, netem,
+# its NIC's frame counts;
 # a fault armed for the moment the server reports a point's traffic), which arrive as
 # files DIR/req.N in the checkout both VMs share; DIR/ack.N says one is done, with its status.
 # Stopped by tools/rxe-lab when b's tests end.
@@ -68,6 +69,8 @@ while :; do
     netem) read -ra a <<<"$args"; tc qdisc replace dev "$dev" root netem "${a[@]}" ;;
     clear) tc qdisc del dev "$dev" root 2>/dev/null; ip link set "$dev" mtu 1500 ;;
     mtu) ip link set "$dev" mtu "$args" ;;
+    # A file of its own each time: the shared checkout's cache on b keeps a rewritten one stale.
+    netcount) cat /sys/class/net/"$dev"/statistics/{rx,tx}_packets | paste -sd ' ' >"$dir/netcount.$n" ;;
     bigloss) "$(dirname "$0")/netem-loss.sh" "$dev" "$args" big ;;
     labstate)
       "$(dirname "$0")/../lab-state.sh" "$dev" "$args"

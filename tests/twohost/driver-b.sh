@@ -139,12 +139,14 @@ cm_late_rtu() {
 # with "transport retry counter exceeded". (Not --retry-count 7: rxe retries forever
 # at 7, the InfiniBand spec's "infinite" for RNR retries, which it applies to both.)
 # The cut starts as the server reports the second point's traffic (during, above): it
-# lands while that point's WRITEs flow, on any machine.
+# lands while that point's WRITEs flow, on any machine. They flow for 10 s: the agent's
+# own reaction (a poll, ip link in an emulated VM) took over 1 s on a busy host once,
+# when the points lasted 1 s and the cut fell between them.
 # TCP segments this host has retransmitted (every connection's).
 tcp_retrans() { awk '/^Tcp:/ && ++n == 2 {print $13}' /proc/net/snmp; }
 ridden_out() {
   # shellcheck disable=SC2054 # the commas are --size's list
-  local rc=0 out r0 sweep=(--op write --mode bw --qps 2 -D 1 --size 1k,2k,4k,8k,16k,32k --timeout 20)
+  local rc=0 out r0 sweep=(--op write --mode bw --qps 2 -D 10 --size 1k,32k --timeout 20)
   # siw errors every QP of a device whose interface goes down (siw_netdev_down), so on
   # siw the link is cut in the network instead: TCP retransmits across the gap, and
   # there is no QP retry knob to set. (The linkdown test shows the interface case.)
@@ -153,16 +155,16 @@ ridden_out() {
     during ridden "blackhole 3" "${sweep[@]}" || rc=$?
     if ((fired)); then fail "link down ridden out" "the cut never fired (exit $rc): the server reported no second point"
     elif ((rc)); then fail "link down ridden out" "client exit $rc: $(grep -m1 -i 'error\|fail' "$dir/ridden.log" | cut -c1-160)"
-    elif ! out=$(check "$dir/ridden.json" --complete --kept 6); then fail "link down ridden out" "$out"
+    elif ! out=$(check "$dir/ridden.json" --complete --kept 2); then fail "link down ridden out" "$out"
     elif (($(tcp_retrans) == r0)); then fail "link down ridden out" "no TCP segment retransmitted: the cut missed the traffic"
-    else ok "link down ridden out: 3 s of every packet dropped, ridden out by iWARP's TCP with no knob ($(($(tcp_retrans) - r0)) TCP retransmits, 6 points, exit 0)"; fi
+    else ok "link down ridden out: 3 s of every packet dropped, ridden out by iWARP's TCP with no knob ($(($(tcp_retrans) - r0)) TCP retransmits, 2 points, exit 0)"; fi
     return
   fi
   during ridden "flap 3" "${sweep[@]}" --qp-timeout 19 --retry-count 6 || rc=$?
   if ((fired)); then fail "link down ridden out" "the cut never fired (exit $rc): the server reported no second point"
   elif ((rc)); then fail "link down ridden out" "client exit $rc: $(grep -m1 -i 'error\|fail' "$dir/ridden.log" | cut -c1-160)"
-  elif ! out=$(check "$dir/ridden.json" --complete --kept 6 --retransmits); then fail "link down ridden out" "$out"
-  else ok "link down ridden out: 3 s with --qp-timeout 19 --retry-count 6 (6 points, exit 0)"; fi
+  elif ! out=$(check "$dir/ridden.json" --complete --kept 2 --retransmits); then fail "link down ridden out" "$out"
+  else ok "link down ridden out: 3 s with --qp-timeout 19 --retry-count 6 (2 points, exit 0)"; fi
   rc=0
   ask restart
   during notridden "flap 3" "${sweep[@]}" --retry-count 6 || rc=$?
