@@ -6,8 +6,9 @@
 # point whose ping or pong is lost ending at --timeout with the line that says so.
 
 # ud_counts FILE SENT [DROPPED]: every point's sent is SENT, received + lost = sent;
-# prints "lost L" for the last point, or why not (on stdout either way). DROPPED: frames
-# the link itself dropped meanwhile, which may take messages and a latency ping with them.
+# prints "lost L", every point's losses summed, or why not (on stdout either way).
+# DROPPED: frames the link itself dropped meanwhile, which may take messages and a
+# latency ping with them (a point that ended on its lost ping counts one).
 ud_counts() {
   python3 - "$1" "$2" "${3:-0}" <<'PY' 2>&1
 import json, sys
@@ -17,16 +18,18 @@ except Exception as e:
     sys.exit(f"unreadable results: {e}")
 if not bs:
     sys.exit("no points")
-dropped = int(sys.argv[3])
+dropped, lost = int(sys.argv[3]), 0
 for b in bs:
     if b.get("error_occurred") and not (dropped and "a UD ping or its pong was lost" in b.get("error_message", "")):
         sys.exit(f"{b['name']}: {b.get('error_message')}")
     if b.get("error_occurred"):
+        lost += 1
         continue
     s, r, l = (int(b[k]) for k in ("messages_sent", "messages_received", "messages_lost"))
     if s != int(sys.argv[2]) or r + l != s:
         sys.exit(f"{b['name']}: sent {s} (expected {sys.argv[2]}), received {r}, lost {l}")
-print(f"lost {l}")
+    lost += l
+print(f"lost {lost}")
 PY
 }
 
