@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -92,6 +93,14 @@ ServerOptions parse_server(int argc, char** argv, std::string* help_text);
 DevicesOptions parse_devices(int argc, char** argv, std::string* help_text);
 DoctorOptions parse_doctor(int argc, char** argv, std::string* help_text);
 HuntOptions parse_hunt(int argc, char** argv, std::string* help_text);
+// *o from PARSE; true once the help is printed, when the line asked for --help.
+template <class Options>
+bool help_printed(Options (*parse)(int, char**, std::string*), int argc, char** argv, Options* o) {
+  std::string help;
+  *o = parse(argc, argv, &help);
+  if (o->help) std::fputs(help.c_str(), stdout);
+  return o->help;
+}
 // "90s", "10m", "1h", "1.5m" or plain seconds; throws UsageError naming `option`.
 double parse_seconds(const std::string& option, const std::string& text);
 

@@ -243,12 +243,8 @@ int print_plan(const cli::ClientOptions& o, const SweepPlan& plan) {
 
 int client_main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
-  std::string help;
-  cli::ClientOptions o = cli::parse_client(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
+  cli::ClientOptions o;
+  if (cli::help_printed(cli::parse_client, argc, argv, &o)) return kOk;
   if (!o.multicast.empty()) return multicast_client_main(o);
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
   const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));

@@ -55,12 +55,8 @@ static void print_counters(const nlohmann::json& c) {
 }
 
 int devices_main(int argc, char** argv) {
-  std::string help;
-  cli::DevicesOptions o = cli::parse_devices(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
+  cli::DevicesOptions o;
+  if (cli::help_printed(cli::parse_devices, argc, argv, &o)) return kOk;
   nlohmann::json all = nlohmann::json::array();
   const std::vector<DeviceSummary> summaries = device_inventory();
   for (const DeviceSummary& d : summaries) {

@@ -189,12 +189,8 @@ void check_server(const cli::DoctorOptions& o, const std::vector<TestConfig>& po
 }  // namespace
 
 int doctor_main(int argc, char** argv) {
-  std::string help;
-  cli::DoctorOptions o = cli::parse_doctor(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
+  cli::DoctorOptions o;
+  if (cli::help_printed(cli::parse_doctor, argc, argv, &o)) return kOk;
   std::vector<TestConfig> points = expand(o.spec);
   const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
   if (o.sweep_given) std::printf("%s\n", plan_text(plan).c_str());  // what the checks below are about

@@ -81,12 +81,8 @@ bool fits_device(const TestConfig& c, const verbs::Device& dev) {
 }  // namespace
 
 int hunt_main(int argc, char** argv) {
-  std::string help;
-  cli::HuntOptions o = cli::parse_hunt(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
+  cli::HuntOptions o;
+  if (cli::help_printed(cli::parse_hunt, argc, argv, &o)) return kOk;
   const hunt::Space space = load_space(o.space_file);  // ConfigError: nothing opened yet
   const uint64_t seed = o.seed_given ? o.seed : static_cast<uint64_t>(std::time(nullptr));
   make_dir(o.out_dir);

@@ -130,12 +130,8 @@ static void serve_forever(control::Listener& listener, LocalFabric& fabric, cons
 }
 
 int server_main(int argc, char** argv) {
-  std::string help;
-  cli::ServerOptions o = cli::parse_server(argc, argv, &help);
-  if (o.help) {
-    std::cout << help;
-    return kOk;
-  }
+  cli::ServerOptions o;
+  if (cli::help_printed(cli::parse_server, argc, argv, &o)) return kOk;
   LocalFabric fabric = LocalFabric::open(o.fabric);
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);
   control::Listener listener(o.bind, o.port);
