@@ -1,6 +1,8 @@
 """tools/vs-perftest passes both tools the same parameters (its --dry-run lines), and a
 round that never ends is killed and said so."""
 
+import importlib.util
+import math
 import sys
 import time
 import unittest
@@ -108,6 +110,42 @@ class Rounds(unittest.TestCase):
         cli, srv = vs.run_pair([sys.executable, "-c", "print('server')"], [sys.executable, "-c", "print('client')"],
                                timeout=30)
         self.assertEqual((cli.strip(), srv.strip()), ("client", "server"))
+
+
+@unittest.skipUnless(importlib.util.find_spec("scipy"), "needs python3-scipy (tools/test runs these with it)")
+class Summary(unittest.TestCase):
+    """Each figure's row: medians, ratio, the Mann-Whitney p of the rounds and its verdict."""
+
+    def setUp(self):
+        self.vs = tool_script("vs-perftest")
+
+    def test_rounds_apart_are_a_significant_difference_either_way(self):
+        perftest, rdmasweep = [10.0 + i for i in range(10)], [30.0 + i for i in range(10)]
+        r = self.vs.summary_row("write/bw", "gbps", perftest, rdmasweep, "higher")
+        self.assertEqual((r["rounds"], r["perftest"], r["rdmasweep"]), ("10/10", 14.5, 34.5))
+        self.assertAlmostEqual(r["ratio"], 34.5 / 14.5)
+        # U = 0 of 100: scipy's normal approximation (both sides over 8 rounds), continuity corrected
+        self.assertAlmostEqual(r["p"], math.erfc((50 - 0.5) / math.sqrt(10 * 10 * 21 / 12) / math.sqrt(2)), places=9)
+        self.assertEqual(r["verdict"], "rdmasweep better")
+        # the same rounds as latency (lower is better): worse
+        self.assertEqual(self.vs.summary_row("read/lat", "p50", perftest, rdmasweep, "lower")["verdict"],
+                         "rdmasweep worse")
+
+    def test_interleaved_rounds_are_no_significant_difference(self):
+        r = self.vs.summary_row("read/lat", "p99", [1, 3, 5, 7, 9], [2, 4, 6, 8, 10], "lower")
+        self.assertAlmostEqual(r["p"], 0.6904761904761905, places=12)
+        self.assertEqual(r["verdict"], "no significant difference")
+
+    def test_without_scipy_the_medians_stay_and_the_row_says_why_there_is_no_p(self):
+        self.vs.have_scipy = lambda: False
+        r = self.vs.summary_row("send/bw", "gbps", [1, 2, 3, 4], [5, 6, 7, 8], "higher")
+        self.assertEqual((r["perftest"], r["rdmasweep"], r["p"]), (2.5, 6.5, None))
+        self.assertEqual(r["verdict"], "no p: needs python3-scipy")
+
+    def test_too_few_rounds_give_no_p(self):
+        r = self.vs.summary_row("send/bw", "gbps", [1, 2], [3, 4], "higher")
+        self.assertIsNone(r["p"])
+        self.assertEqual(r["verdict"], "too few rounds for p < 0.05")
 
 
 if __name__ == "__main__":
