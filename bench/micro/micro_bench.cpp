@@ -115,7 +115,7 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
   c.work.qps = static_cast<uint32_t>(st.range(0));
   c.knobs.post_list = static_cast<uint32_t>(st.range(1));
   c.knobs.tx_depth = 128;
-  c.knobs.signal_every = 32;
+  c.knobs.signal_every = st.range(3) ? static_cast<uint32_t>(st.range(3)) : 32;
   c.knobs.poll_batch = 16;
   detail::BwPlan p = detail::bw_plan(c, 1'000'000 / c.work.qps, 0);
   p.interval = st.range(2) ? 0.001 : 0;  // --interval: a clock read per poll that returned completions
@@ -124,13 +124,15 @@ void BM_BwLoopBookkeeping(benchmark::State& st) {
       benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_BwLoopBookkeeping)
-    ->ArgNames({"qps", "post_list", "interval"})
-    ->Args({1, 1, 0})
-    ->Args({16, 1, 0})
-    ->Args({16, 4, 0})
-    ->Args({1024, 1, 0})
-    ->Args({16, 1, 1})
-    ->Unit(benchmark::kMillisecond);
+    ->ArgNames({"qps", "post_list", "interval", "signal"})
+    ->Args({1, 1, 0, 0})
+    ->Args({16, 1, 0, 0})
+    ->Args({16, 4, 0, 0})
+    ->Args({1, 16, 0, 0})
+    ->Args({1, 16, 0, 16})
+    ->Args({16, 16, 0, 16})
+    ->Args({1024, 1, 0, 0})
+    ->Args({16, 1, 1, 0});
 
 // --threads: every thread runs the bandwidth loop on its own QPs and fake device, as
 // each thread of a point does on its own QPs and CQ (--cq-scope thread). Real time,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/engine/loop_common.hpp"
 #include "core/engine/send_credits.hpp"
@@ -25,6 +26,39 @@ struct BwPlan {
 // A point's plan: its knobs as the loop reads them.
 BwPlan bw_plan(const TestConfig& c, uint64_t per_qp, double duration);
 
+// Ops whose post() reads every WR's sequence (--validate fills each message by it) say
+// so with `static constexpr bool kReadsEveryWrId = true`.
+template <class Ops, class = void>
+struct ReadsEveryWrId : std::false_type {};
+template <class Ops>
+struct ReadsEveryWrId<Ops, std::void_t<decltype(Ops::kReadsEveryWrId)>> : std::bool_constant<Ops::kReadsEveryWrId> {};
+
+// Sets the wr_id and signal flag of each of chain w's first k WRs, from the send
+// queue's count. With `was` (a full chain, none of it the target's last WR, whose
+// flags were last set for a chain starting at until_signal `was`), only the WRs
+// signaled then and now are touched: a chain's signaled WRs are every `every`-th from
+// index until_signal - 1, and an unsignaled WR's wr_id is read only by a flushed
+// completion, for its QP, which every WR of chain q names already.
+inline void stamp_chain(ibv_send_wr* w, uint32_t k, uint32_t q, SendQueue& s, uint32_t every, uint64_t target,
+                        uint32_t was) {
+  if (was != 0) {
+    const uint32_t u = s.until_signal;
+    for (uint32_t i = was - 1; i < k; i += every) w[i].send_flags &= ~IBV_SEND_SIGNALED;
+    for (uint32_t i = u - 1; i < k; i += every) {
+      w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted + i));
+      w[i].send_flags |= IBV_SEND_SIGNALED;
+    }
+    s.until_signal = u > k ? u - k : every - (k - u) % every;  // as k calls of next_signaled leave it
+    return;
+  }
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint64_t seq = s.posted + i;
+    w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
+    w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
+                      (s.next_signaled(every, seq + 1 == target) ? IBV_SEND_SIGNALED : 0);
+  }
+}
+
 // Posts QP q's WRs while its send queue has room for a whole chain of post_list (a
 // shorter last chain to reach `target`), each signaled as the signal interval says.
 // With `cr` (SEND on iWARP), no further than the receiver's credit allows; its READ
@@ -41,12 +75,10 @@ inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uin
   while (s.posted < limit && s.outstanding() + p.post_list <= depth) {
     uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, limit - s.posted));
     ibv_send_wr* w = wrs.chain(q);
-    for (uint32_t i = 0; i < k; ++i) {
-      uint64_t seq = s.posted + i;
-      w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(seq));
-      w[i].send_flags = (w[i].send_flags & ~IBV_SEND_SIGNALED) |
-                        (s.next_signaled(p.every, seq + 1 == target) ? IBV_SEND_SIGNALED : 0);
-    }
+    const bool whole = k == p.post_list && s.posted + k < target;
+    const uint32_t at = s.until_signal;
+    stamp_chain(w, k, q, s, p.every, target, !ReadsEveryWrId<Ops>::value && whole ? wrs.stamped_at[q] : 0);
+    wrs.stamped_at[q] = whole ? at : 0;
     ibv_send_wr* saved = w[k - 1].next;
     w[k - 1].next = nullptr;  // a short final chain
     if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);

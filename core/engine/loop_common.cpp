@@ -45,7 +45,8 @@ ibv_wr_opcode opcode_of(Op op) {
   return IBV_WR_SEND;
 }
 
-SendWrs::SendWrs(uint32_t nqp, uint32_t post_list, ibv_wr_opcode opcode, int base_flags) : per_qp(post_list) {
+SendWrs::SendWrs(uint32_t nqp, uint32_t post_list, ibv_wr_opcode opcode, int base_flags)
+    : per_qp(post_list), stamped_at(nqp, 0) {
   size_t n = static_cast<size_t>(nqp) * post_list;
   wr.assign(n, ibv_send_wr{});
   sge.assign(n, ibv_sge{});

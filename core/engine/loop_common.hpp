@@ -66,6 +66,10 @@ struct SendWrs {
   std::vector<ibv_send_wr> wr;
   std::vector<ibv_sge> sge;
   uint32_t per_qp = 1;
+  // Per QP: the send queue's until_signal when its whole chain's signal flags were last
+  // set (loop_bw.hpp's stamp_chain), 0 when a chain was cut short since: which of its
+  // WRs are signaled follows from it alone.
+  std::vector<uint32_t> stamped_at;
 
   SendWrs(uint32_t nqp, uint32_t post_list, ibv_wr_opcode opcode, int base_flags);
   SendWrs(SendWrs&&) = default;  // the WRs point into sge and each other: never copy

@@ -20,6 +20,8 @@ namespace rdmasweep::detail {
 
 class CheckedOps {
  public:
+  static constexpr bool kReadsEveryWrId = true;  // each message's pattern is a function of its sequence
+
   CheckedOps(LoopResources& r, VerbsOps& ops, Receives* rx)
       : ops_(ops), rx_(rx), r_(r), seen_(r.validate_seen), size_(r.cfg.work.size), stride_(r.msg_stride),
         slots_(r.msg_slots), op_(r.cfg.work.op), initiator_(r.role == Role::Initiator) {

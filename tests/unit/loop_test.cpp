@@ -146,6 +146,55 @@ TEST(BwLoop, PostListsFillTheQueueInWholeChains) {
   }
 }
 
+// The fake device, checking each chain as it is posted: every signaled WR (with
+// `every_wr`, every WR) carries its QP and its sequence on that QP, and the signaled
+// ones are exactly every `every`-th WR of the QP and its last.
+template <bool EveryWr>
+struct ChainCheck {
+  static constexpr bool kReadsEveryWrId = EveryWr;
+  FakeDevice& fake;
+  uint32_t every;
+  uint64_t n;
+  std::vector<uint64_t> seq;
+  uint64_t wrong = 0;
+  int post(uint32_t q, ibv_send_wr* w) {
+    for (ibv_send_wr* x = w; x != nullptr; x = x->next, ++seq[q]) {
+      const bool sig = (x->send_flags & IBV_SEND_SIGNALED) != 0;
+      wrong += sig != ((seq[q] + 1) % every == 0 || seq[q] + 1 == n);
+      if (sig || EveryWr) wrong += x->wr_id != WrId::encode(q, static_cast<uint32_t>(seq[q]));
+    }
+    return fake.post(q, w);
+  }
+  int poll(int k, ibv_wc* wc) { return fake.poll(k, wc); }
+  uint32_t recv(const ibv_wc& wc) { return fake.recv(wc); }
+};
+
+template <bool EveryWr>
+void check_chains() {
+  for (uint32_t pl : {1u, 4u, 16u}) {
+    for (uint32_t every : {1u, 4u, 7u, 16u, 32u}) {
+      if (every + pl > 65) continue;  // tx_depth 64: the signaling rule (validate)
+      SCOPED_TRACE("post_list " + std::to_string(pl) + ", signal every " + std::to_string(every));
+      const uint64_t n = 1003;
+      Fixture f(bw_config(3, 64, every, pl), n);
+      FakeDevice fake(f.dev);
+      ChainCheck<EveryWr> ops{fake, every, n, std::vector<uint64_t>(3, 0)};
+      detail::IdleWatch watch(f.ctl);
+      LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch);
+      EXPECT_EQ(st.messages(), 3 * n);
+      EXPECT_EQ(ops.wrong, 0u);
+      for (uint32_t q = 0; q < 3; ++q) EXPECT_EQ(fake.signaled(q), ceil_div(n, every));
+      f.expect_clean(fake);
+    }
+  }
+}
+
+// A whole chain that starts as the last one did has the same WRs signaled: the loop
+// then writes only their wr_ids. What the completions and a flushed WR read stays right.
+TEST(BwLoop, WholeChainsKeepEverySignaledWrsSequence) { check_chains<false>(); }
+// --validate's post fills each message by its sequence: there every WR's is written.
+TEST(BwLoop, OpsThatReadEveryWrIdGetEveryWrsSequence) { check_chains<true>(); }
+
 TEST(BwLoop, SendQueueWrapsAroundAndCarriesOverPoints) {
   // Many times the queue depth, starting just below 2^32 WRs so the 32-bit
   // sequence in the wr_id wraps during the point; then a second point on the same
