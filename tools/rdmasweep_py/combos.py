@@ -37,6 +37,8 @@ VALUES = {
     "validate": ["0", "1"],
     "qp_timeout": ["14", "18"],
     "retry_count": ["7", "2"],
+    "rate": ["none", "50kpps"],
+    "arrivals": ["constant", "poisson"],
 }
 # Knobs the array leaves at their default, and why.
 LEFT_OUT = {"hugepages": "needs huge pages reserved on the host (a host refusal, not a combination)"}
