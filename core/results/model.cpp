@@ -19,6 +19,7 @@ std::pair<double, double> window_since(const PointResult& r, std::chrono::steady
 }
 
 const char* latency_kind(const TestConfig& c) {
+  if (c.knobs.rate != kRateNone) return "from when each message was due to its completion (the initiator's)";
   return fetches(c.work.op) ? "round trip" : "one-way (round trip / 2)";
 }
 

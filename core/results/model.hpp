@@ -84,7 +84,9 @@ struct PointResult {
 std::pair<double, double> window_since(const PointResult& r, std::chrono::steady_clock::time_point zero);
 
 // What the latency figures mean for this point.
-const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or "round trip"
+// "one-way (round trip / 2)", "round trip", or for a paced point (--rate) from when each
+// message was due to its completion.
+const char* latency_kind(const TestConfig& c);
 
 // UD bandwidth: the datagrams of the measured window that arrived. A UD SEND carries no
 // sequence number, so the receiver cannot tell warm-up datagrams from measured ones: the

@@ -14,6 +14,7 @@
 #include "core/config/sweep.hpp"
 #include "core/engine/loop_paced.hpp"
 #include "core/results/model.hpp"
+#include "core/results/records.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {
@@ -256,6 +257,11 @@ TEST(PacedResult, FiguresSayTheScheduleHowItWasKeptAndBothLatencies) {
   EXPECT_DOUBLE_EQ(f.at("lat_min_us"), 1);  // from due
   EXPECT_DOUBLE_EQ(f.at("lat_max_us"), 3);
   EXPECT_DOUBLE_EQ(f.at("posted_lat_max_us"), 0.5);  // from the post
+  // The histogram record keeps both, and says what the latency runs from.
+  const nlohmann::json rec = histogram_record({r});
+  EXPECT_EQ(rec.at("histogram").at("count"), 2);
+  EXPECT_EQ(rec.at("posted_histogram").at("count"), 1);
+  EXPECT_NE(rec.at("latency_kind").get<std::string>().find("due"), std::string::npos);
   r.paced = false;
   f.clear();
   for (const auto& [k, v] : figures(r)) f[k] = v;
