@@ -70,7 +70,8 @@ uint32_t inline_limit(const TestConfig& c, uint32_t device_max) {
 }
 
 uint32_t effective_signal_every(const TestConfig& c) {
-  return (fetches(c.work.op) && c.work.mode == Mode::Lat) ? 1 : c.knobs.signal_every;
+  // READ latency needs every completion, and a paced point each message's own time.
+  return ((fetches(c.work.op) && c.work.mode == Mode::Lat) || c.knobs.rate != kRateNone) ? 1 : c.knobs.signal_every;
 }
 
 uint64_t thread_cq_entries(const TestConfig& c) {

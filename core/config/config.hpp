@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/config/config_error.hpp"
 #include "core/config/knob_table.hpp"
+#include "core/config/rate.hpp"
 
 namespace rdmasweep {
 
@@ -34,10 +36,6 @@ CqScope parse_cq_scope(const std::string& s);  // throws ConfigError
 const char* to_string(Transport t);
 Transport parse_transport(const std::string& s);  // throws ConfigError
 
-class ConfigError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 // Which device, port and GID this side uses. Never sent to the peer: each side picks its own.
 struct FabricConfig {
@@ -89,7 +87,8 @@ inline uint64_t total_qps(const TestConfig& c) { return uint64_t{c.work.qps} * c
 // CQs of a point on each side: one per thread, or one shared (--cq-scope process).
 inline uint32_t cq_count(const TestConfig& c) { return c.knobs.cq_scope == CqScope::Process ? 1 : c.knobs.threads; }
 
-// Signal interval the loops actually use: READ latency needs every completion.
+// Signal interval the loops actually use: READ latency needs every completion, and a
+// paced point (--rate) every message's.
 uint32_t effective_signal_every(const TestConfig& c);
 
 // CQ entries one side can have outstanding: per QP, its signaled sends plus, for

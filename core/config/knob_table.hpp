@@ -13,8 +13,9 @@ namespace rdmasweep {
 // Columns, in this order:
 //   key     C++ field, sweep file and TestConfig JSON key
 //   in      the TestConfig member holding it: work (Workload) or knobs (LoopKnobs)
-//   kind    Op, Mode, Scope, Transport (names), Count (uint32_t), Bytes (uint64_t, k/m/g units),
-//           Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps)
+//   kind    Op, Mode, Scope, Transport, Arrivals (names), Count (uint32_t), Bytes (uint64_t, k/m/g
+//           units), Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps),
+//           Rate (uint64_t, core/config/rate.hpp: "10gbps", "1.5mpps", "none" = kRateNone)
 //   def     default
 //   tag     point-name tag ("/tx:256"; a Flag adds just "/srq") when not the default;
 //           nullptr: part of the fixed head op/mode/qps:N/size:N/cq:N
@@ -102,16 +103,25 @@ namespace rdmasweep {
     "local ACK timeout exponent: a transport retry after 4.096 us x 2^N without an ACK (perftest's -u; default "  \
     "14, 67 ms)")                                                                                                   \
   X(retry_count, knobs, Count, 7, "retry", 25, "retry-count", 0, 7, true,                                           \
-    "transport retries before a send fails with retry exceeded (perftest's --retry_count; default 7)")
+    "transport retries before a send fails with retry exceeded (perftest's --retry_count; default 7)")              \
+  /* offered load (bw): each message posted when due, never early; latency counted from when it was due */          \
+  /* shapes: a paced point signals every message, so its CQ must hold more */                                      \
+  X(rate, knobs, Rate, kRateNone, "rate", 28, "rate", 0, kKnobNoMax, true,                                          \
+    "offered load of a bandwidth point, over all its QPs and threads: 10gbps, 800mbps, 1.5mpps, 200kpps (bits or "  \
+    "messages per second); each message is posted when due, never early, every one signaled, and its latency "     \
+    "counted from when it was due (default none: flat out)")                                                       \
+  X(arrivals, knobs, Arrivals, ArrivalProcess::Constant, "arrivals", 27, "arrivals", 0, 1, false,                   \
+    "when --rate's messages are due: constant (every 1/rate) or poisson (exponential gaps of mean 1/rate, the "     \
+    "same seeded schedule on every run) (default constant)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;
 // hi for a knob bounded only by its type.
 constexpr uint64_t kKnobNoMax = std::numeric_limits<uint64_t>::max();
 
-enum class KnobKind : uint8_t { Op, Mode, Scope, Transport, Count, Bytes, Inline, Flag };
+enum class KnobKind : uint8_t { Op, Mode, Scope, Transport, Arrivals, Count, Bytes, Inline, Flag, Rate };
 
-// The C++ type of each kind's field (Op, Mode and CqScope are declared by config.hpp).
+// The C++ type of each kind's field (Op, Mode, CqScope, Transport by config.hpp, ArrivalProcess by rate.hpp).
 #define RDMASWEEP_KNOB_TYPE_Op Op
 #define RDMASWEEP_KNOB_TYPE_Mode Mode
 #define RDMASWEEP_KNOB_TYPE_Scope CqScope
@@ -120,6 +130,8 @@ enum class KnobKind : uint8_t { Op, Mode, Scope, Transport, Count, Bytes, Inline
 #define RDMASWEEP_KNOB_TYPE_Bytes uint64_t
 #define RDMASWEEP_KNOB_TYPE_Inline uint32_t
 #define RDMASWEEP_KNOB_TYPE_Flag bool
+#define RDMASWEEP_KNOB_TYPE_Arrivals ArrivalProcess
+#define RDMASWEEP_KNOB_TYPE_Rate uint64_t
 
 // The rows of one struct (`in`: work for Workload, knobs for LoopKnobs) as its members.
 #define RDMASWEEP_KNOB_IF_work_work(x) x

@@ -51,7 +51,8 @@ const std::array<Knob, kKnobCount> kKnobs = {{RDMASWEEP_KNOBS(X)}};
 // The largest value a kind's field holds.
 uint64_t type_max(KnobKind kind) {
   switch (kind) {
-    case KnobKind::Bytes: return std::numeric_limits<uint64_t>::max();
+    case KnobKind::Bytes:
+    case KnobKind::Rate: return std::numeric_limits<uint64_t>::max();
     case KnobKind::Flag: return 1;
     default: return std::numeric_limits<uint32_t>::max();
   }
@@ -60,7 +61,8 @@ uint64_t type_max(KnobKind kind) {
 }  // namespace
 
 bool named_kind(KnobKind kind) {
-  return kind == KnobKind::Op || kind == KnobKind::Mode || kind == KnobKind::Scope || kind == KnobKind::Transport;
+  return kind == KnobKind::Op || kind == KnobKind::Mode || kind == KnobKind::Scope || kind == KnobKind::Transport ||
+         kind == KnobKind::Arrivals;
 }
 
 uint64_t parse_named(KnobKind kind, const std::string& name) {
@@ -68,6 +70,7 @@ uint64_t parse_named(KnobKind kind, const std::string& name) {
     case KnobKind::Op: return static_cast<uint64_t>(parse_op(name));
     case KnobKind::Mode: return static_cast<uint64_t>(parse_mode(name));
     case KnobKind::Transport: return static_cast<uint64_t>(parse_transport(name));
+    case KnobKind::Arrivals: return static_cast<uint64_t>(parse_arrivals(name));
     default: return static_cast<uint64_t>(parse_cq_scope(name));
   }
 }
@@ -77,6 +80,7 @@ const char* named_value(KnobKind kind, uint64_t v) {
     case KnobKind::Op: return to_string(static_cast<Op>(v));
     case KnobKind::Mode: return to_string(static_cast<Mode>(v));
     case KnobKind::Transport: return to_string(static_cast<Transport>(v));
+    case KnobKind::Arrivals: return to_string(static_cast<ArrivalProcess>(v));
     default: return to_string(static_cast<CqScope>(v));
   }
 }
@@ -99,12 +103,21 @@ std::string knob_flag(const Knob& k) {
   return "--" + o.substr(0, o.find(','));
 }
 
+std::string knob_text(const Knob& k, uint64_t v) {
+  if (named_kind(k.kind)) return named_value(k.kind, v);
+  if (k.kind == KnobKind::Rate) return rate_string(v);
+  if (k.kind == KnobKind::Inline && v == kInlineAuto) return "auto";
+  return std::to_string(v);
+}
+
 json knob_json(const Knob& k, uint64_t v) {
   switch (k.kind) {
     case KnobKind::Op:
     case KnobKind::Mode:
     case KnobKind::Scope:
-    case KnobKind::Transport: return named_value(k.kind, v);
+    case KnobKind::Transport:
+    case KnobKind::Arrivals:
+    case KnobKind::Rate: return knob_text(k, v);
     case KnobKind::Flag: return v != 0;
     case KnobKind::Inline:
       if (v == kInlineAuto) return "auto";
@@ -120,8 +133,13 @@ uint64_t knob_from_json(const Knob& k, const json& v) {
     case KnobKind::Mode:
     case KnobKind::Scope:
     case KnobKind::Transport:
+    case KnobKind::Arrivals:
       if (!v.is_string()) throw ConfigError(key + ": must be a string");
       return parse_named(k.kind, v.get<std::string>());
+    case KnobKind::Rate:
+      if (v == 0) return kRateNone;
+      if (!v.is_string()) throw ConfigError(key + ": must be a string like \"10gbps\" or \"1.5mpps\"");
+      return parse_rate(v.get<std::string>());
     case KnobKind::Flag:
       if (!v.is_boolean()) throw ConfigError(key + ": must be true or false");
       return v.get<bool>() ? 1 : 0;
@@ -164,8 +182,7 @@ std::string point_name(const TestConfig& c) {
     uint64_t v = k.get(c);
     if (!k.tag || v == k.def) continue;
     n += std::string("/") + k.tag;
-    if (named_kind(k.kind)) n += std::string(":") + named_value(k.kind, v);
-    else if (k.kind != KnobKind::Flag) n += ":" + std::to_string(v);
+    if (k.kind != KnobKind::Flag) n += ":" + knob_text(k, v);
   }
   return n;
 }

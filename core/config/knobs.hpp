@@ -14,7 +14,7 @@
 
 namespace rdmasweep {
 
-// Kinds whose values are names (Op, Mode, Scope, Transport): sweeps and JSON hold the names.
+// Kinds whose values are names (Op, Mode, Scope, Transport, Arrivals): sweeps and JSON hold the names.
 bool named_kind(KnobKind kind);
 uint64_t parse_named(KnobKind kind, const std::string& name);  // ConfigError for an unknown name
 const char* named_value(KnobKind kind, uint64_t v);
@@ -46,6 +46,8 @@ const Knob* find_knob(const std::string& key);  // nullptr: not a knob
 const Knob& knob(const std::string& key);       // a key that must exist (std::out_of_range)
 std::string knob_flag(const Knob& k);           // "--tx-depth"
 
+// A value as a point's name and a refusal say it: "send", "auto", "10gbps", "128".
+std::string knob_text(const Knob& k, uint64_t v);
 // A value as TestConfig JSON writes it ("send", "auto", true, 128) and reads it back
 // (ConfigError naming the key).
 nlohmann::json knob_json(const Knob& k, uint64_t v);

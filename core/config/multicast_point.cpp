@@ -17,6 +17,7 @@ void check_multicast_point(const TestConfig& c) {
   if (c.work.qps != 1 || c.knobs.threads != 1)
     throw ConfigError(why + "one QP and one thread (--qps 1 --threads 1): every receiver has one attached QP");
   if (c.work.iters > UINT32_MAX - c.work.warmup) throw ConfigError(why + "--iters is above 2^32 datagrams");
+  if (c.knobs.rate != kRateNone) throw ConfigError(why + "--rate: multicast sends are not paced yet (drop --rate)");
 }
 
 bool is_multicast_address(const std::string& s) {

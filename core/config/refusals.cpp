@@ -88,6 +88,18 @@ const std::vector<Refusal> kRefusals = {
      "iWARP QPs connect only through RDMA-CM: run the client with --cm (on an iWARP device it does so by itself); "
      "mesh connects QPs without it and runs on InfiniBand and RoCE only",
      nullptr},
+    {"rate-lat", "rate, mode", "--rate with --mode lat",
+     "rate: paces bandwidth points; a latency point keeps one message in flight per QP: use --mode bw with --rate",
+     [](C c, X) { return c.knobs.rate != kRateNone && c.work.mode != Mode::Bw; }},
+    {"rate-post-list", "rate, post_list", "--rate with --post-list over 1",
+     "rate: each message is posted alone when it is due: --post-list must be 1 with --rate",
+     [](C c, X) { return c.knobs.rate != kRateNone && c.knobs.post_list != 1; }},
+    {"rate-bidir", "rate, bidir", "--rate with --bidir",
+     "rate: paces one direction: drop --bidir (a paced point both ways is not supported)",
+     [](C c, X) { return c.knobs.rate != kRateNone && c.knobs.bidir; }},
+    {"arrivals-rate", "arrivals, rate", "--arrivals poisson without --rate",
+     "arrivals: says when --rate's messages are due: give --rate too",
+     [](C c, X) { return c.knobs.arrivals != ArrivalProcess::Constant && c.knobs.rate == kRateNone; }},
     {"iters-duration", "iters, duration", "--iters with --duration",
      "--iters and --duration exclude each other: give one", nullptr},
     {"server-cm", "server --cm, client without --cm", "a client without --cm at a server started with --cm",
@@ -101,7 +113,7 @@ std::string value_of(const std::string& key, const TestConfig& c) {
   if (key == "tx_depth_plus_1") return std::to_string(uint64_t{c.knobs.tx_depth} + 1);
   const Knob& k = knob(key);  // a row naming no knob is a bug the unit test finds
   const uint64_t v = k.get(c);
-  return named_kind(k.kind) ? named_value(k.kind, v) : std::to_string(v);
+  return knob_text(k, v);
 }
 
 }  // namespace

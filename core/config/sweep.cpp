@@ -50,6 +50,7 @@ json sweep_json(const SweepSpec& s) {
 static uint64_t parse_number(const std::string& key, const std::string& t) {
   const Knob* k = find_knob(key);
   if (k && k->kind == KnobKind::Inline && t == "auto") return kInlineAuto;
+  if (k && k->kind == KnobKind::Rate) return parse_rate(t);
   if (k && (k->kind == KnobKind::Bytes || k->kind == KnobKind::Inline)) {
     try {
       return parse_size(t);
@@ -66,47 +67,64 @@ static uint64_t parse_number(const std::string& key, const std::string& t) {
   }
 }
 
+// FROM:TO:xMUL or FROM:TO:+STEP, appended to `out`. A rate range steps its amount in
+// one unit (1gbps:10gbps:+1gbps, 100kpps:1mpps:x2).
+static void parse_range(const std::string& key, const std::string& item, std::vector<uint64_t>& out) {
+  const size_t c1 = item.find(':'), c2 = item.find(':', c1 + 1);
+  if (c2 == std::string::npos || c2 + 2 > item.size())
+    throw ConfigError(key + ": range '" + item + "' must look like FROM:TO:xMUL or FROM:TO:+STEP");
+  uint64_t from = parse_number(key, item.substr(0, c1));
+  uint64_t to = parse_number(key, item.substr(c1 + 1, c2 - c1 - 1));
+  const char kind = item[c2 + 1];
+  const Knob* k = find_knob(key);
+  const bool rate = k != nullptr && k->kind == KnobKind::Rate, added = kind == '+';
+  const RateUnit unit = rate_unit(from);
+  uint64_t step = rate && added ? parse_rate(item.substr(c2 + 2)) : parse_number(key + " step", item.substr(c2 + 2));
+  if (rate) {
+    if (from == kRateNone || rate_unit(to) != unit || (added && rate_unit(step) != unit))
+      throw ConfigError(key + ": range '" + item + "' must give FROM, TO (and a + STEP) as rates in one kind of unit");
+    from = rate_amount(from), to = rate_amount(to);
+    if (added) step = rate_amount(step);
+  }
+  if (from > to) throw ConfigError(key + ": range '" + item + "' runs backwards");
+  const size_t before = out.size();
+  if (kind == 'x' || kind == '*') {
+    if (step < 2 || from == 0) throw ConfigError(key + ": range '" + item + "' needs FROM >= 1 and a multiplier >= 2");
+    for (uint64_t v = from; v <= to; v *= step) {
+      out.push_back(v);
+      if (v > to / step) break;
+    }
+  } else if (added) {
+    if (step < 1) throw ConfigError(key + ": range '" + item + "' needs a step >= 1");
+    for (uint64_t v = from; v <= to; v += step) {
+      out.push_back(v);
+      if (out.size() > 100000) throw ConfigError(key + ": range '" + item + "' has too many values");
+      if (to - v < step) break;  // the next value would pass `to` (or wrap around)
+    }
+  } else {
+    throw ConfigError(key + ": range '" + item + "' must step with x (multiply) or + (add)");
+  }
+  if (out.size() > 100000) throw ConfigError(key + ": range '" + item + "' has too many values");
+  if (rate)
+    for (size_t i = before; i < out.size(); ++i) out[i] = make_rate(unit, out[i]);
+}
+
 std::vector<uint64_t> parse_axis(const std::string& key, const std::string& text) {
   std::vector<uint64_t> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t c1 = item.find(':');
-    if (c1 == std::string::npos) {
-      out.push_back(parse_number(key, item));
-      continue;
-    }
-    size_t c2 = item.find(':', c1 + 1);
-    if (c2 == std::string::npos || c2 + 2 > item.size())
-      throw ConfigError(key + ": range '" + item + "' must look like FROM:TO:xMUL or FROM:TO:+STEP");
-    uint64_t from = parse_number(key, item.substr(0, c1));
-    uint64_t to = parse_number(key, item.substr(c1 + 1, c2 - c1 - 1));
-    char kind = item[c2 + 1];
-    uint64_t step = parse_number(key + " step", item.substr(c2 + 2));
-    if (from > to) throw ConfigError(key + ": range '" + item + "' runs backwards");
-    if (kind == 'x' || kind == '*') {
-      if (step < 2 || from == 0) throw ConfigError(key + ": range '" + item + "' needs FROM >= 1 and a multiplier >= 2");
-      for (uint64_t v = from; v <= to; v *= step) {
-        out.push_back(v);
-        if (v > to / step) break;
-      }
-    } else if (kind == '+') {
-      if (step < 1) throw ConfigError(key + ": range '" + item + "' needs a step >= 1");
-      for (uint64_t v = from; v <= to; v += step) {
-        out.push_back(v);
-        if (out.size() > 100000) throw ConfigError(key + ": range '" + item + "' has too many values");
-        if (to - v < step) break;  // the next value would pass `to` (or wrap around)
-      }
-    } else {
-      throw ConfigError(key + ": range '" + item + "' must step with x (multiply) or + (add)");
-    }
-    if (out.size() > 100000) throw ConfigError(key + ": range '" + item + "' has too many values");
+    if (item.find(':') == std::string::npos) out.push_back(parse_number(key, item));
+    else parse_range(key, item, out);
   }
   if (out.empty()) throw ConfigError(key + ": no value given");
   return out;
 }
 
 static std::vector<uint64_t> axis_from_json(const std::string& key, const json& v) {
+  const Knob* knob_of = find_knob(key);
+  if (knob_of != nullptr && knob_of->kind == KnobKind::Rate && v.is_number() && v != 0)
+    throw ConfigError(key + ": give a rate with its unit, e.g. \"10gbps\" or \"1.5mpps\"");
   if (v.is_number_unsigned()) return {v.get<uint64_t>()};
   if (v.is_string()) return parse_axis(key, v.get<std::string>());
   if (v.is_array()) {

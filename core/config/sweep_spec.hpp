@@ -11,8 +11,8 @@
 
 namespace rdmasweep {
 
-// Op, Mode, Scope and Transport axes hold names as the file gives them; the others numbers (a Flag 0 or
-// 1, inline "auto" as kInlineAuto).
+// Op, Mode, Scope, Transport and Arrivals axes hold names as the file gives them; the others numbers (a
+// Flag 0 or 1, inline "auto" as kInlineAuto, a rate as core/config/rate.hpp encodes it).
 #define RDMASWEEP_AXIS_TYPE_Op std::string
 #define RDMASWEEP_AXIS_TYPE_Mode std::string
 #define RDMASWEEP_AXIS_TYPE_Scope std::string
@@ -21,10 +21,13 @@ namespace rdmasweep {
 #define RDMASWEEP_AXIS_TYPE_Bytes uint64_t
 #define RDMASWEEP_AXIS_TYPE_Inline uint64_t
 #define RDMASWEEP_AXIS_TYPE_Flag uint64_t
+#define RDMASWEEP_AXIS_TYPE_Arrivals std::string
+#define RDMASWEEP_AXIS_TYPE_Rate uint64_t
 inline std::string axis_default(Op o) { return to_string(o); }
 inline std::string axis_default(Mode m) { return to_string(m); }
 inline std::string axis_default(CqScope s) { return to_string(s); }
 inline std::string axis_default(Transport t) { return to_string(t); }
+inline std::string axis_default(ArrivalProcess a) { return to_string(a); }
 inline uint64_t axis_default(uint64_t v) { return v; }
 
 // One axis per knob of the table (core/config/knob_table.hpp), holding its default alone.

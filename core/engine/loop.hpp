@@ -58,11 +58,26 @@ struct LatStats : LoopStats {
   std::vector<uint64_t> qp_min_ns, qp_max_ns, qp_sum_ns;
 };
 
+// A paced bandwidth initiator's figures (--rate, core/engine/loop_paced.hpp): what the
+// schedule offered and how the sender kept it, beside the loop's own.
+struct PacedStats : LoopStats {
+  Histogram from_due, from_post;  // ns per message: from when it was due, from its post
+  double offered_per_second = 0;  // the schedule's messages over the gaps they span
+  uint64_t late = 0;              // posted more than 1 us after due (its QP full, or the loop behind)
+  double late_max_ns = 0, late_sum_ns = 0;
+};
+
 // Bandwidth initiator: posts `per_qp` operations on every QP (or until `duration`
 // seconds pass, when > 0) as fast as the send queues allow; with `interval` > 0,
 // records the timeline.
 LoopStats run_bw_initiator(LoopResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
                            double interval = 0);
+
+// Paced bandwidth initiator (--rate): `per_qp` messages on every QP (or for `duration`
+// seconds, when > 0), each posted when the schedule makes it due (this loop's share of
+// the point's rate: its threads divide it), every one signaled.
+PacedStats run_paced_initiator(LoopResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
+                               double interval = 0);
 
 // Bandwidth receiver of SEND: reposts receives until `expected[q]` messages arrived on
 // every QP. `expected` may grow or be set by ctl.on_idle (duration mode). Its CPU

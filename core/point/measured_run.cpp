@@ -15,6 +15,16 @@ void take_latency(PointResult& out, LatStats&& st) {
     out.qp_lat_mean_ns.push_back(st.per_qp[q] ? static_cast<double>(st.qp_sum_ns[q]) / static_cast<double>(st.per_qp[q]) : 0);
 }
 
+void take_pacing(PointResult& out, PacedStats& st) {
+  out.paced = true;
+  out.offered_per_second = st.offered_per_second;
+  out.late_posts = st.late;
+  out.late_max_ns = st.late_max_ns;
+  out.late_sum_ns = st.late_sum_ns;
+  out.hist = std::move(st.from_due);
+  out.posted_hist = std::move(st.from_post);
+}
+
 double effective_interval(double asked, const Workload& w) {
   return asked >= 0 ? asked : w.duration > 0 ? kDefaultInterval : 0;
 }
@@ -39,7 +49,14 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
     if (after_warmup) after_warmup();
     // Both ways: the measured loop also waits for every message the peer sends (as many).
     if (both_ways_send(cfg)) res.arrivals.wait_for(w.warmup + w.iters);
-    LoopStats st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
+    LoopStats st;
+    if (cfg.knobs.rate != kRateNone) {
+      PacedStats paced = run_paced_initiator(res, w.iters, w.duration, ctl, interval);
+      take_pacing(out, paced);
+      st = std::move(paced);
+    } else {
+      st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
+    }
     out.cpu_seconds = st.cpu_seconds;
     out.seconds = st.seconds;
     out.began = st.began;

@@ -29,6 +29,9 @@ double effective_interval(double asked, const Workload& w);
 PointResult measure_point(TestResources& res, const RunControl& ctl, double interval, std::vector<uint64_t>& sent,
                           const std::function<void()>& after_warmup = {});
 
+// Moves a paced loop's schedule, late posts and both latency histograms into a result.
+void take_pacing(PointResult& out, PacedStats& st);
+
 // Moves a latency loop's figures (histogram, per-QP min/mean/max) into a result.
 void take_latency(PointResult& out, LatStats&& st);
 

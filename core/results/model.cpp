@@ -19,6 +19,7 @@ std::pair<double, double> window_since(const PointResult& r, std::chrono::steady
 }
 
 const char* latency_kind(const TestConfig& c) {
+  if (c.knobs.rate != kRateNone) return "from when each message was due to its completion (the initiator's)";
   return fetches(c.work.op) ? "round trip" : "one-way (round trip / 2)";
 }
 
@@ -31,6 +32,22 @@ std::vector<std::pair<std::string, double>> latency_figures(const Histogram& h) 
 }
 
 static bool lossy(const PointResult& r) { return r.datagram && !r.latency; }
+
+// --rate: the offered rate, how far the achieved one fell from it, the late posts, and
+// the latency of every message from when it was due (lat_*) and from its post (posted_lat_*).
+static void add_pacing(std::vector<std::pair<std::string, double>>& f, const PointResult& r, double achieved) {
+  const double offered = r.offered_per_second;
+  f.emplace_back("offered_items_per_second", offered);
+  f.emplace_back("offered_bytes_per_second", offered * static_cast<double>(r.cfg.work.size));
+  f.emplace_back("pacing_error_pct", offered > 0 ? (achieved / offered - 1) * 100 : NAN);
+  f.emplace_back("late_posts", static_cast<double>(r.late_posts));
+  f.emplace_back("late_max_us", r.late_max_ns / 1e3);
+  f.emplace_back("late_mean_us", r.late_posts > 0 ? r.late_sum_ns / static_cast<double>(r.late_posts) / 1e3 : 0);
+  if (r.hist.count() > 0)
+    for (auto& kv : latency_figures(r.hist)) f.push_back(std::move(kv));
+  if (r.posted_hist && r.posted_hist->count() > 0)
+    for (auto& [k, v] : latency_figures(*r.posted_hist)) f.emplace_back("posted_" + k, v);
+}
 
 uint64_t arrived_in_window(const PointResult& r) {
   if (!lossy(r) || r.received >= r.sent) return r.messages;
@@ -101,6 +118,7 @@ std::vector<std::pair<std::string, double>> figures(const PointResult& r) {
   }
   if (r.latency && r.hist.count() > 0)
     for (auto& kv : latency_figures(r.hist)) f.push_back(std::move(kv));
+  if (r.paced) add_pacing(f, r, s > 0 ? messages / s : 0);
   // Throughput over time: the slowest and fastest interval, in messages (lat: round
   // trips) per second, what a flaky link shows and the whole window's mean hides.
   const std::vector<double> rates = interval_rates(r.timeline);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,14 @@ struct PointResult {
   // figures() gives are what arrived (arrived_in_window).
   bool datagram = false;
   uint64_t sent = 0, received = 0;
+  // --rate: what the schedule offered (its messages over the gaps they span) and how the
+  // sender kept it (messages posted more than 1 us after due, by how much). `hist` then
+  // holds each message's latency from when it was due, posted_hist from its post.
+  bool paced = false;
+  double offered_per_second = 0;
+  uint64_t late_posts = 0;
+  double late_max_ns = 0, late_sum_ns = 0;
+  std::optional<Histogram> posted_hist;
   Timeline timeline;        // --interval: messages (lat: round trips) over the measured window
   // The measured window on the steady clock (threads' windows combine into the point's).
   std::chrono::steady_clock::time_point began{}, ended{};
@@ -75,7 +84,9 @@ struct PointResult {
 std::pair<double, double> window_since(const PointResult& r, std::chrono::steady_clock::time_point zero);
 
 // What the latency figures mean for this point.
-const char* latency_kind(const TestConfig& c);  // "one-way (round trip / 2)" or "round trip"
+// "one-way (round trip / 2)", "round trip", or for a paced point (--rate) from when each
+// message was due to its completion.
+const char* latency_kind(const TestConfig& c);
 
 // UD bandwidth: the datagrams of the measured window that arrived. A UD SEND carries no
 // sequence number, so the receiver cannot tell warm-up datagrams from measured ones: the

@@ -13,7 +13,7 @@ void add_run_figures(json& b, const PointResult& r) {
   b["cpu_time"] = r.cpu_seconds * 1e3;  // the measured window's, as the client's
   b["time_unit"] = "ms";
   for (const auto& [k, v] : figures(r)) b[k] = json_number(v);
-  if (r.latency) b["label"] = latency_kind(r.cfg);
+  if (r.latency || r.paced) b["label"] = latency_kind(r.cfg);
 }
 
 std::vector<std::string> add_counters(json& b, const PointResult& pr) {
@@ -27,8 +27,8 @@ std::vector<std::string> add_counters(json& b, const PointResult& pr) {
 
 json histogram_record(const std::vector<PointResult>& runs) {
   json p;
-  Histogram merged;
-  bool lat = false;
+  Histogram merged, posted;
+  bool lat = false, paced = false;
   json per_qp = json::array(), per_qp_lat = json::array(), counters = json::array(), timelines = json::array();
   json per_thread = json::array();
   bool any_counters = false, any_timeline = false;
@@ -41,6 +41,11 @@ json histogram_record(const std::vector<PointResult>& runs) {
       merged.merge(pr.hist);
       lat = true;
       per_qp_lat.push_back({{"min_ns", pr.qp_lat_min_ns}, {"max_ns", pr.qp_lat_max_ns}, {"mean_ns", pr.qp_lat_mean_ns}});
+    }
+    if (pr.paced) {  // from due (hist) and from the post, every message's
+      merged.merge(pr.hist);
+      if (pr.posted_hist) posted.merge(*pr.posted_hist);
+      paced = true;
     }
     per_qp.push_back(pr.per_qp);
     if (!pr.thread_messages.empty()) {
@@ -61,6 +66,11 @@ json histogram_record(const std::vector<PointResult>& runs) {
     p["per_qp_latency"] = per_qp_lat;
     p["latency_kind"] = latency_kind(runs.front().cfg);
     p["histogram"] = histogram_json(merged);
+  }
+  if (paced) {
+    p["latency_kind"] = latency_kind(runs.front().cfg);
+    p["histogram"] = histogram_json(merged);
+    p["posted_histogram"] = histogram_json(posted);
   }
   return p;
 }

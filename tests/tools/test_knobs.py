@@ -65,7 +65,7 @@ class KnobTable(NeedsBinary):
                 continue
             d = k["default"]
             # off the default: a flag on, inline 64, a name kind's other name, a count + 1
-            others = {"thread": "process", "process": "thread", "rc": "ud"}
+            others = {"thread": "process", "process": "thread", "rc": "ud", "none": "1.5mpps", "constant": "poisson"}
             v = True if isinstance(d, bool) else 64 if d == "auto" else others[d] if isinstance(d, str) else d + 1
             with self.subTest(knob=k["key"], value=v):
                 cfg = dict(base, **{k["key"]: v, "cq_depth": 64})

@@ -36,8 +36,10 @@ uint64_t other_value(const Knob& k) {
     case KnobKind::Mode:
     case KnobKind::Scope:
     case KnobKind::Transport:
+    case KnobKind::Arrivals:
     case KnobKind::Flag: return k.def == 0 ? 1 : 0;
     case KnobKind::Inline: return k.def == kInlineAuto ? 64 : kInlineAuto;
+    case KnobKind::Rate: return parse_rate("1mpps");
     default: return k.def == 0 ? std::min<uint64_t>(k.hi, 1u << 20) : k.def < k.hi ? k.def + 1 : k.def - 1;
   }
 }
@@ -128,6 +130,7 @@ TEST(Knobs, EachSurvivesTheSweepFileAndReachesThePoint) {
     uint64_t v = other_value(k);
     SweepSpec s;
     apply_override(s, k.key, value_text(k, v));
+    if (std::string(k.key) == "arrivals") apply_override(s, "rate", "1mpps");  // a schedule needs a rate
     EXPECT_EQ(k.axis(s), std::vector<uint64_t>{v}) << k.key;
     json j = sweep_json(s);
     ASSERT_TRUE(j.contains(k.key)) << k.key;
@@ -217,15 +220,18 @@ TEST(Knobs, EachKnobFlagSetsItForTheMesh) {
     if (k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
     uint64_t v = other_value(k);
     auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
-    if (std::string(k.key) == "bidir") {  // a mesh flow's far end only answers: refused, naming what to use
+    // Refused, naming what to use: --bidir (a mesh flow's far end only answers) and
+    // --rate (a paced mesh point would share its rate over its flows).
+    for (auto [key, fix] : {std::pair{"bidir", "--pattern all-to-all"}, std::pair{"rate", "rdmasweep client"}}) {
+      if (std::string(k.key) != key) continue;
       try {
         parse(p, {"mesh", knob_flag(k), value_text(k, v)});
-        ADD_FAILURE() << "mesh took --bidir";
+        ADD_FAILURE() << "mesh took " << knob_flag(k);
       } catch (const std::exception& e) {
-        EXPECT_NE(std::string(e.what()).find("--pattern all-to-all"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fix), std::string::npos) << e.what();
       }
-      continue;
     }
+    if (std::string(k.key) == "bidir" || std::string(k.key) == "rate") continue;
     mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
     EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
   }

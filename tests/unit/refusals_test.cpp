@@ -48,6 +48,10 @@ std::map<std::string, std::pair<TestConfig, PointContext>> triggers() {
   add("validate-write-bw", [](TestConfig& c) { c.knobs.validate = true, c.work.op = Op::Write; });
   add("events-shared-cq",
       [](TestConfig& c) { c.knobs.events = true, c.knobs.threads = 2, c.knobs.cq_scope = CqScope::Process; });
+  add("rate-lat", [](TestConfig& c) { c.knobs.rate = parse_rate("1gbps"), c.work.mode = Mode::Lat; });
+  add("rate-post-list", [](TestConfig& c) { c.knobs.rate = parse_rate("1gbps"), c.knobs.post_list = 4; });
+  add("rate-bidir", [](TestConfig& c) { c.knobs.rate = parse_rate("1gbps"), c.knobs.bidir = true; });
+  add("arrivals-rate", [](TestConfig& c) { c.knobs.arrivals = ArrivalProcess::Poisson; });
   add("cm-ud", [](TestConfig& c) { c.knobs.transport = Transport::Ud, c.work.size = 64; }, PointContext{true});
   return t;
 }

@@ -75,7 +75,7 @@ KNOB_DEFAULTS = {tag: default for tag, default in KNOBS.values() if tag and tag 
 
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
 # being on/off modes such as /srq (a shared receive queue).
-_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9]+)*)((?:/[a-z_]+)*)$")
+_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9.]+)*)((?:/[a-z_]+)*)$")
 _CQ_RE = re.compile(r"/cq:(\d+)(?:/|$)")
 
 

@@ -1,0 +1,272 @@
+// --rate and --arrivals: the knob's values, the schedule, and the paced loop on the
+// fake device (never early, every message counted, a late post counted, latency from
+// when each message was due).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/knobs.hpp"
+#include "core/config/refusals.hpp"
+#include "core/config/sweep.hpp"
+#include "core/engine/loop_paced.hpp"
+#include "core/results/model.hpp"
+#include "core/results/records.hpp"
+#include "tests/support/fake_device.hpp"
+
+namespace rdmasweep {
+namespace {
+
+using detail::Clock;
+using testing::FakeDevice;
+
+TEST(Rate, ParsesUnitsAndSaysThemBack) {
+  EXPECT_EQ(rate_string(parse_rate("10gbps")), "10gbps");
+  EXPECT_EQ(rate_string(parse_rate("2.5gbps")), "2.5gbps");
+  EXPECT_EQ(rate_string(parse_rate("2500mbps")), "2.5gbps");
+  EXPECT_EQ(rate_string(parse_rate("800mbps")), "800mbps");
+  EXPECT_EQ(rate_string(parse_rate("1.5mpps")), "1.5mpps");
+  EXPECT_EQ(rate_string(parse_rate("200kpps")), "200kpps");
+  EXPECT_EQ(rate_string(parse_rate("50pps")), "50pps");
+  EXPECT_EQ(parse_rate("none"), kRateNone);
+  EXPECT_EQ(parse_rate("0"), kRateNone);
+  EXPECT_DOUBLE_EQ(rate_messages_per_second(parse_rate("1gbps"), 1000), 125000.0);  // 8000 bits a message
+  EXPECT_DOUBLE_EQ(rate_messages_per_second(parse_rate("1.5mpps"), 4096), 1.5e6);
+  EXPECT_DOUBLE_EQ(rate_messages_per_second(kRateNone, 64), 0.0);
+  for (const char* bad : {"10", "10gb", "gbps", "-1gbps", "1e3gbps", "10 gbps", "0gbps"})
+    EXPECT_THROW(parse_rate(bad), ConfigError) << bad;
+  try {
+    parse_rate("50%");
+    FAIL() << "a relative rate was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("relative to the point's own flat-out rate"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Rate, SweepsAsAListOrARangeInOneUnit) {
+  SweepSpec s;
+  apply_override(s, "rate", "1gbps:3gbps:+1gbps,500kpps");
+  ASSERT_EQ(s.rate.size(), 4u);
+  EXPECT_EQ(rate_string(s.rate[0]), "1gbps");
+  EXPECT_EQ(rate_string(s.rate[2]), "3gbps");
+  EXPECT_EQ(rate_string(s.rate[3]), "500kpps");
+  apply_override(s, "rate", "100kpps:1mpps:x2");
+  ASSERT_EQ(s.rate.size(), 4u);  // 100, 200, 400, 800 kpps
+  EXPECT_EQ(rate_string(s.rate[3]), "800kpps");
+  EXPECT_THROW(apply_override(s, "rate", "1gbps:2mpps:+1gbps"), ConfigError);
+  EXPECT_THROW(apply_override(s, "rate", "1gbps:3gbps:+1mpps"), ConfigError);
+  EXPECT_THROW(apply_override(s, "rate", "5"), ConfigError);
+}
+
+TestConfig paced(const char* rate, Op op = Op::Write) {
+  TestConfig c;
+  c.work.op = op;
+  c.work.size = 64;
+  c.knobs.rate = parse_rate(rate);
+  return c;
+}
+
+TEST(Rate, NamesItsPointsAndRoundTripsThroughJson) {
+  TestConfig c = paced("2.5gbps");
+  c.knobs.arrivals = ArrivalProcess::Poisson;
+  EXPECT_NE(point_name(c).find("/rate:2.5gbps/arrivals:poisson"), std::string::npos) << point_name(c);
+  nlohmann::json j = c;
+  EXPECT_EQ(j["rate"], "2.5gbps");
+  EXPECT_EQ(j["arrivals"], "poisson");
+  TestConfig back = j.get<TestConfig>();
+  EXPECT_EQ(point_name(back), point_name(c));
+  EXPECT_EQ(point_name(TestConfig{}).find("rate"), std::string::npos);  // flat out: no tag
+}
+
+TEST(Rate, EveryPacedMessageIsSignaledAndTheCqSizedForIt) {
+  TestConfig c = paced("1mpps");
+  c.knobs.signal_every = 32;
+  EXPECT_EQ(effective_signal_every(c), 1u);
+  EXPECT_EQ(required_cq_entries(c), uint64_t{c.knobs.tx_depth});
+  c.knobs.rate = kRateNone;
+  EXPECT_EQ(effective_signal_every(c), 32u);
+}
+
+TEST(Rate, WhatCannotBePacedIsRefusedInOneLine) {
+  auto refused = [](TestConfig c) {
+    try {
+      validate(c);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  TestConfig lat = paced("1mpps");
+  lat.work.mode = Mode::Lat;
+  EXPECT_NE(refused(lat).find("use --mode bw with --rate"), std::string::npos) << refused(lat);
+  TestConfig chain = paced("1mpps");
+  chain.knobs.post_list = 4;
+  EXPECT_NE(refused(chain).find("--post-list must be 1"), std::string::npos) << refused(chain);
+  TestConfig both = paced("1mpps");
+  both.knobs.bidir = true;
+  EXPECT_NE(refused(both).find("drop --bidir"), std::string::npos) << refused(both);
+  TestConfig poisson;
+  poisson.knobs.arrivals = ArrivalProcess::Poisson;
+  EXPECT_NE(refused(poisson).find("give --rate too"), std::string::npos) << refused(poisson);
+  EXPECT_EQ(refused(paced("1mpps")), "");
+}
+
+TEST(PaceSchedule, ConstantGapsFromZero) {
+  detail::PaceSchedule s(250.0, ArrivalProcess::Constant);
+  for (int k = 0; k < 10; ++k) EXPECT_DOUBLE_EQ(s.next(), 250.0 * k);
+}
+
+TEST(PaceSchedule, PoissonGapsAreSeededExponentialWithTheExactMean) {
+  detail::PaceSchedule a(1000.0, ArrivalProcess::Poisson), b(1000.0, ArrivalProcess::Poisson);
+  std::vector<double> gaps;
+  double last = a.next();
+  EXPECT_EQ(last, b.next());
+  for (size_t i = 0; i < detail::PaceSchedule::kPoissonGaps; ++i) {
+    const double d = a.next();
+    EXPECT_EQ(d, b.next());  // the same schedule every run
+    gaps.push_back(d - last);
+    last = d;
+  }
+  // One cycle of gaps spans exactly its count of mean gaps: the offered rate is the rate.
+  EXPECT_NEAR(last, 1000.0 * detail::PaceSchedule::kPoissonGaps, 1e-6);
+  const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / static_cast<double>(gaps.size());
+  double var = 0;
+  for (double g : gaps) {
+    EXPECT_GT(g, 0);
+    var += (g - mean) * (g - mean);
+  }
+  const double cv = std::sqrt(var / static_cast<double>(gaps.size())) / mean;
+  EXPECT_NEAR(cv, 1.0, 0.1);  // exponential: standard deviation = mean
+}
+
+// The fake device, and the time of every post.
+struct Timed {
+  FakeDevice& fake;
+  std::vector<Clock::time_point> at;
+  int post(uint32_t q, ibv_send_wr* w) {
+    at.push_back(Clock::now());
+    return fake.post(q, w);
+  }
+  int poll(int n, ibv_wc* wc) { return fake.poll(n, wc); }
+};
+
+struct PacedRun {
+  detail::PacedPlan p;
+  std::vector<SendQueue> sq;
+  detail::SendWrs wrs;
+  RunControl ctl;
+  FakeDevice::Options dev;
+  PacedRun(uint32_t nqp, uint32_t depth, uint64_t per_qp, double gap_ns, ArrivalProcess a = ArrivalProcess::Constant)
+      : sq(nqp), wrs(nqp, 1, IBV_WR_RDMA_WRITE, 0) {
+    p.nqp = nqp;
+    p.depth = depth;
+    p.per_qp = per_qp;
+    p.gap_ns = gap_ns;
+    p.arrivals = a;
+    ctl.idle_timeout = std::chrono::seconds(10);
+    dev.nqp = nqp;
+    dev.sq_depth = depth;
+    dev.cq_depth = uint64_t{nqp} * depth;
+  }
+  PacedStats run(Timed& ops) {
+    detail::IdleWatch watch(ctl);
+    return detail::paced_initiator_loop(ops, wrs, sq, p, watch);
+  }
+};
+
+TEST(PacedLoop, NeverPostsEarlyCountsEveryMessageAndSignalsEach) {
+  for (ArrivalProcess a : {ArrivalProcess::Constant, ArrivalProcess::Poisson}) {
+    SCOPED_TRACE(to_string(a));
+    PacedRun r(3, 16, 100, 20000.0, a);  // 3 x 100 messages, one every 20 us
+    FakeDevice fake(r.dev);
+    Timed ops{fake, {}};
+    PacedStats st = r.run(ops);
+    ASSERT_EQ(ops.at.size(), 300u);
+    detail::PaceSchedule due(r.p.gap_ns, a);
+    double last = 0;
+    for (size_t k = 0; k < ops.at.size(); ++k) {
+      const auto at = std::chrono::duration<double, std::nano>(ops.at[k] - st.began).count();
+      last = due.next();
+      ASSERT_GE(at, last) << "message " << k << " posted " << last - at << " ns early";
+    }
+    // The schedule's own rate: its 300 messages over the 300 gaps they span.
+    EXPECT_NEAR(st.offered_per_second, 300 / (due.next() * 1e-9), 1e-9 * st.offered_per_second);
+    if (a == ArrivalProcess::Constant) {
+      EXPECT_NEAR(st.offered_per_second, 50000.0, 1e-6 * 50000);
+    }
+    // The window runs from the first message's due time to the last completion.
+    EXPECT_GE(st.seconds * 1e9, last);
+    for (uint32_t q = 0; q < 3; ++q) {
+      EXPECT_EQ(st.per_qp[q], 100u);
+      EXPECT_EQ(fake.signaled(q), 100u);
+    }
+    EXPECT_EQ(fake.refused_posts, 0u);
+    EXPECT_EQ(fake.cq_overruns, 0u);
+    EXPECT_EQ(st.from_due.count(), 300u);
+    EXPECT_EQ(st.from_post.count(), 300u);
+  }
+}
+
+TEST(PacedLoop, AMessageWhoseQpIsFullIsPostedLateCountedAndNeverSkipped) {
+  // One QP of 2 slots, each WR completing 200 us after the previous, messages due every
+  // 20 us: the queue is full for most of the run, so the messages wait, late.
+  PacedRun r(1, 2, 50, 20000.0);
+  r.dev.delay = std::chrono::microseconds(200);
+  FakeDevice fake(r.dev);
+  Timed ops{fake, {}};
+  PacedStats st = r.run(ops);
+  EXPECT_EQ(st.per_qp[0], 50u);
+  EXPECT_EQ(ops.at.size(), 50u);
+  EXPECT_GE(st.late, 40u);
+  EXPECT_GE(st.late_max_ns, 40 * 180e3);  // the 50th waited for about 50 x 200 - 50 x 20 us
+  // From due includes the wait for a slot; from post does not. Message k waits for the
+  // completion of k - 2, at least (k - 2) x 200 us after the first post, and was due at
+  // k x 20 us: about 4 ms late on average, however busy the machine.
+  EXPECT_GT(st.from_due.mean() - st.from_post.mean(), 2e6);
+  EXPECT_GE(st.from_due.max(), static_cast<uint64_t>(st.late_max_ns));
+}
+
+TEST(PacedResult, FiguresSayTheScheduleHowItWasKeptAndBothLatencies) {
+  PointResult r;
+  r.cfg = paced("1mpps");
+  r.seconds = 1;
+  r.messages = 990;
+  r.bytes = 990 * 64;
+  r.per_qp = {990};
+  r.paced = true;
+  r.offered_per_second = 1000;
+  r.late_posts = 2;
+  r.late_max_ns = 5000;
+  r.late_sum_ns = 6000;
+  r.hist.record(1000);
+  r.hist.record(3000);
+  r.posted_hist.emplace();
+  r.posted_hist->record(500);
+  std::map<std::string, double> f;
+  for (const auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_DOUBLE_EQ(f.at("items_per_second"), 990);
+  EXPECT_DOUBLE_EQ(f.at("offered_items_per_second"), 1000);
+  EXPECT_DOUBLE_EQ(f.at("offered_bytes_per_second"), 64000);
+  EXPECT_NEAR(f.at("pacing_error_pct"), -1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(f.at("late_posts"), 2);
+  EXPECT_DOUBLE_EQ(f.at("late_max_us"), 5);
+  EXPECT_DOUBLE_EQ(f.at("late_mean_us"), 3);
+  EXPECT_DOUBLE_EQ(f.at("lat_min_us"), 1);  // from due
+  EXPECT_DOUBLE_EQ(f.at("lat_max_us"), 3);
+  EXPECT_DOUBLE_EQ(f.at("posted_lat_max_us"), 0.5);  // from the post
+  // The histogram record keeps both, and says what the latency runs from.
+  const nlohmann::json rec = histogram_record({r});
+  EXPECT_EQ(rec.at("histogram").at("count"), 2);
+  EXPECT_EQ(rec.at("posted_histogram").at("count"), 1);
+  EXPECT_NE(rec.at("latency_kind").get<std::string>().find("due"), std::string::npos);
+  r.paced = false;
+  f.clear();
+  for (const auto& [k, v] : figures(r)) f[k] = v;
+  EXPECT_EQ(f.count("pacing_error_pct") + f.count("lat_max_us") + f.count("posted_lat_max_us"), 0u);
+}
+
+}  // namespace
+}  // namespace rdmasweep
