@@ -51,104 +51,144 @@ struct PacedPlan {
   const char* posted = "RDMA_WRITE";
 };
 
+// One paced loop's state: the schedule, each send-queue slot's due and post times, and
+// where the loop stands. Everything is sized before the loop runs.
+template <class Ops>
+class PacedLoop {
+ public:
+  PacedLoop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p)
+      : ops_(ops), wrs_(wrs), sq_(sq), p_(p), sched_(p.gap_ns, p.arrivals),
+        total_(p.duration > 0 ? UINT64_MAX : p.per_qp * p.nqp), due_(size_t{p.nqp} * p.depth),
+        posted_at_(size_t{p.nqp} * p.depth), first_(p.nqp), wc_(p.batch) {
+    for (uint32_t i = 0; i < p.nqp; ++i) {
+      first_[i] = sq[i].posted;
+      outstanding_ += sq[i].outstanding();  // a reused QP's WRs still in flight count too
+    }
+  }
+
+  PacedStats run(IdleWatch& watch) {
+    TimelineRecorder timeline(st_.timeline, p_.interval, p_.duration);
+    const double cpu0 = loop_cpu_seconds();
+    start_ = Clock::now();
+    timeline.start(start_);
+    const int64_t deadline = static_cast<int64_t>(p_.duration * 1e9);
+    int64_t abort_by = 0;
+    next_due_ = sched_.next();
+    while (!(stopping_ || k_ == total_) || outstanding_ > 0) {
+      int64_t now = since_start();
+      post_due(now);
+      const int got = ops_.poll(static_cast<int>(p_.batch), wc_.data());
+      if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+      if (got > 0) {
+        now = since_start();
+        take(got, now);
+        if (timeline.due(start_ + std::chrono::nanoseconds(now)))
+          timeline.record(start_ + std::chrono::nanoseconds(now), done_);
+      }
+      watch.tick(outstanding_ == 0 ? 1 : got);  // with nothing in flight, no completion is owed
+      if (!aborting_ && watch.interrupted()) {
+        aborting_ = stopping_ = true;
+        watch.draining();
+        abort_by = now + std::chrono::duration_cast<std::chrono::nanoseconds>(kInterruptDrain).count();
+      } else if (aborting_ && now >= abort_by) {
+        break;
+      } else if (deadline > 0 && now >= deadline) {
+        stopping_ = true;
+      }
+    }
+    if (aborting_) throw RunAborted("interrupted");
+    return finish(timeline, cpu0);
+  }
+
+ private:
+  int64_t since_start() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
+  }
+
+  // Posts every message due by `now` whose QP has room, each alone and signaled.
+  void post_due(int64_t now) {
+    while (!stopping_ && k_ < total_ && next_due_ <= static_cast<double>(now)) {
+      SendQueue& s = sq_[q_];
+      if (s.outstanding() >= p_.depth) return;  // late: its QP is full until a completion
+      ibv_send_wr* w = wrs_.chain(q_);
+      w->wr_id = WrId::encode(q_, static_cast<uint32_t>(s.posted));
+      w->send_flags |= IBV_SEND_SIGNALED;
+      ibv_send_wr* after = w->next;  // the chain's rest (validate() allows no post list with --rate)
+      w->next = nullptr;
+      if (int rc = ops_.post(q_, w)) fail_post(rc, "ibv_post_send", q_);
+      w->next = after;
+      const size_t slot = size_t{q_} * p_.depth + s.posted % p_.depth;
+      due_[slot] = static_cast<int64_t>(next_due_);
+      posted_at_[slot] = now;
+      if (const double late = static_cast<double>(now) - next_due_; late > kLateNs) {
+        ++st_.late;
+        st_.late_sum_ns += late;
+        if (late > st_.late_max_ns) st_.late_max_ns = late;
+      }
+      ++s.posted;
+      ++outstanding_;
+      ++k_;
+      next_due_ = sched_.next();
+      if (++q_ == p_.nqp) q_ = 0;
+    }
+  }
+
+  // One poll's completions, each message's two latencies recorded at `now`.
+  void take(int got, int64_t now) {
+    for (int i = 0; i < got; ++i) {
+      const ibv_wc& wc = wc_[i];
+      if (wc.status != IBV_WC_SUCCESS) fail_completion(wc, p_.posted);
+      const uint32_t wq = WrId::qp(wc.wr_id), seq = WrId::seq(wc.wr_id);
+      const uint64_t before = sq_[wq].completed;
+      if (!sq_[wq].retire(seq)) continue;
+      outstanding_ -= sq_[wq].completed - before;
+      done_ += sq_[wq].completed - before;
+      const size_t slot = size_t{wq} * p_.depth + seq % p_.depth;
+      st_.from_due.record(static_cast<uint64_t>(std::max<int64_t>(0, now - due_[slot])));
+      st_.from_post.record(static_cast<uint64_t>(now - posted_at_[slot]));
+    }
+  }
+
+  PacedStats finish(TimelineRecorder& timeline, double cpu0) {
+    const Clock::time_point end = Clock::now();
+    timeline.finish(end, done_);
+    st_.seconds = seconds_between(start_, end);
+    st_.began = start_;
+    st_.ended = end;
+    st_.cpu_seconds = loop_cpu_seconds() - cpu0;
+    // The schedule's own rate: its k messages over the k gaps they span (the next one
+    // would have been due at next_due_).
+    st_.offered_per_second = k_ > 0 ? static_cast<double>(k_) / (next_due_ * 1e-9) : 0;
+    st_.per_qp.resize(p_.nqp);
+    for (uint32_t i = 0; i < p_.nqp; ++i) st_.per_qp[i] = sq_[i].completed - first_[i];
+    return std::move(st_);
+  }
+
+  Ops& ops_;
+  SendWrs& wrs_;
+  std::vector<SendQueue>& sq_;
+  const PacedPlan& p_;
+  PaceSchedule sched_;
+  const uint64_t total_;
+  std::vector<int64_t> due_, posted_at_;  // per QP and send-queue slot: the message in it
+  std::vector<uint64_t> first_;
+  std::vector<ibv_wc> wc_;
+  PacedStats st_;
+  Clock::time_point start_{};
+  double next_due_ = 0;
+  uint64_t k_ = 0, outstanding_ = 0, done_ = 0;
+  uint32_t q_ = 0;  // the next message's QP: each in turn
+  bool stopping_ = false, aborting_ = false;
+};
+
 // Ops: int post(uint32_t qp, ibv_send_wr* wr); int poll(int n, ibv_wc* wc). `sq` carries
 // over from the previous point, as the flat-out loop's does. On an interrupt the loop
 // stops posting, drains for up to kInterruptDrain, then throws RunAborted("interrupted").
 template <class Ops>
 PacedStats paced_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p,
                                 IdleWatch& watch) {
-  const uint32_t nqp = p.nqp;
-  const uint64_t total = p.duration > 0 ? UINT64_MAX : p.per_qp * nqp;
-  PaceSchedule sched(p.gap_ns, p.arrivals);
-  // Per QP and send-queue slot, the due and post times of the message in it.
-  std::vector<int64_t> due(size_t{nqp} * p.depth), posted_at(size_t{nqp} * p.depth);
-  std::vector<uint64_t> first(nqp);
-  uint64_t outstanding = 0;  // a reused QP's WRs still in flight count too
-  for (uint32_t i = 0; i < nqp; ++i) {
-    first[i] = sq[i].posted;
-    outstanding += sq[i].outstanding();
-  }
-  std::vector<ibv_wc> wc(p.batch);
-  PacedStats st;
-  TimelineRecorder timeline(st.timeline, p.interval, p.duration);
-  uint64_t done = 0;
-  const double cpu0 = loop_cpu_seconds();
-  const Clock::time_point start = Clock::now();
-  timeline.start(start);
-  const int64_t deadline = static_cast<int64_t>(p.duration * 1e9);
-  bool stopping = false, aborting = false;
-  int64_t abort_by = 0;
-  uint64_t k = 0;
-  uint32_t q = 0;  // the next message's QP: each in turn
-  double next_due = sched.next();
-  while (!(stopping || k == total) || outstanding > 0) {
-    int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-    while (!stopping && k < total && next_due <= static_cast<double>(now)) {
-      SendQueue& s = sq[q];
-      if (s.outstanding() >= p.depth) break;  // late: its QP is full until a completion
-      ibv_send_wr* w = wrs.chain(q);
-      w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
-      w->send_flags |= IBV_SEND_SIGNALED;
-      ibv_send_wr* after = w->next;  // the chain's rest (validate() allows no post list with --rate)
-      w->next = nullptr;
-      if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
-      w->next = after;
-      const size_t slot = size_t{q} * p.depth + s.posted % p.depth;
-      due[slot] = static_cast<int64_t>(next_due);
-      posted_at[slot] = now;
-      if (const double late = static_cast<double>(now) - next_due; late > kLateNs) {
-        ++st.late;
-        st.late_sum_ns += late;
-        if (late > st.late_max_ns) st.late_max_ns = late;
-      }
-      ++s.posted;
-      ++outstanding;
-      ++k;
-      next_due = sched.next();
-      if (++q == nqp) q = 0;
-    }
-    const int got = ops.poll(static_cast<int>(p.batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
-    if (got > 0) {
-      now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-      for (int i = 0; i < got; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], p.posted);
-        const uint32_t wq = WrId::qp(wc[i].wr_id), seq = WrId::seq(wc[i].wr_id);
-        const uint64_t before = sq[wq].completed;
-        if (!sq[wq].retire(seq)) continue;
-        outstanding -= sq[wq].completed - before;
-        done += sq[wq].completed - before;
-        const size_t slot = size_t{wq} * p.depth + seq % p.depth;
-        st.from_due.record(static_cast<uint64_t>(std::max<int64_t>(0, now - due[slot])));
-        st.from_post.record(static_cast<uint64_t>(now - posted_at[slot]));
-      }
-    }
-    if (got > 0 && timeline.due(start + std::chrono::nanoseconds(now)))
-      timeline.record(start + std::chrono::nanoseconds(now), done);
-    watch.tick(outstanding == 0 ? 1 : got);  // with nothing in flight, no completion is owed
-    if (!aborting && watch.interrupted()) {
-      aborting = stopping = true;
-      watch.draining();
-      abort_by = now + std::chrono::duration_cast<std::chrono::nanoseconds>(kInterruptDrain).count();
-    } else if (aborting && now >= abort_by) {
-      break;
-    } else if (deadline > 0 && now >= deadline) {
-      stopping = true;
-    }
-  }
-  if (aborting) throw RunAborted("interrupted");
-  const Clock::time_point end = Clock::now();
-  timeline.finish(end, done);
-  st.seconds = seconds_between(start, end);
-  st.began = start;
-  st.ended = end;
-  st.cpu_seconds = loop_cpu_seconds() - cpu0;
-  // The schedule's own rate: its k messages over the k gaps they span (the next one
-  // would have been due at next_due).
-  st.offered_per_second = k > 0 ? static_cast<double>(k) / (next_due * 1e-9) : 0;
-  st.per_qp.resize(nqp);
-  for (uint32_t i = 0; i < nqp; ++i) st.per_qp[i] = sq[i].completed - first[i];
-  return st;
+  PacedLoop<Ops> loop(ops, wrs, sq, p);
+  return loop.run(watch);
 }
 
 }  // namespace rdmasweep::detail
