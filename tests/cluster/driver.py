@@ -5,13 +5,12 @@ emulated segment), as on a real cluster. Each test prints "ok NAME" or "FAIL NAM
 the exit status is 1 when any failed."""
 import os
 import re
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lab"))
-from labhost import Host, Local, Ssh, Verdicts, tail  # noqa: E402
+from labhost import Host, Local, Ssh, Verdicts, check_file, run_logged, tail  # noqa: E402
 
 from multicast import mcast_client  # noqa: E402
 
@@ -49,9 +48,7 @@ class Cluster:
     def run(self, name, argv, env=None):
         """ARGV into NAME.log, bounded; its exit status."""
         t0 = time.monotonic()
-        with open(self.path(f"{name}.log"), "w") as log:
-            rc = subprocess.run(["timeout", "-k", "5", str(RUN_LIMIT), *argv], stdout=log, stderr=subprocess.STDOUT,
-                                env=env).returncode
+        rc = run_logged(argv, self.path(f"{name}.log"), RUN_LIMIT, env)
         self.took = int(time.monotonic() - t0)
         return rc
 
@@ -66,9 +63,7 @@ class Cluster:
                                *map(str, args)], env={**os.environ, **MPI_ENV})
 
     def check(self, name, *args):
-        p = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), self.path(f"{name}.json"),
-                            *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        return p.returncode == 0, p.stdout.strip()
+        return check_file(os.path.join(HERE, "check.py"), self.path(f"{name}.json"), *args)
 
     def log(self, name):
         return tail(self.path(f"{name}.log"), 10_000)

@@ -11,6 +11,7 @@ test prints "ok NAME[: details]", "FAIL NAME: why" or "skip NAME on PROVIDER: wh
 import json
 import os
 import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +37,21 @@ def sh(cmd, timeout=None):
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         return 124, e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+
+
+def run_logged(argv, log, limit, env=None):
+    """ARGV's exit status, its output in the file LOG, bounded by `timeout` so that a hang
+    fails its test instead of the whole job (124 or 137 then)."""
+    with open(log, "w") as f:
+        return subprocess.run(["timeout", "-k", "5", str(limit), *map(str, argv)], stdout=f,
+                              stderr=subprocess.STDOUT, env=env).returncode
+
+
+def check_file(script, path, *args):
+    """(holds, output) of a results checker (check.py) on PATH."""
+    p = subprocess.run([sys.executable, script, path, *map(str, args)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return p.returncode == 0, p.stdout.strip()
 
 
 def tail(path, n):

@@ -12,7 +12,7 @@ import unittest
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "twohost"))
-from labhost import Agent, Verdicts, wait_for  # noqa: E402
+from labhost import Agent, Verdicts, check_file, run_logged, wait_for  # noqa: E402
 from wire import link_dropped, ud_counts  # noqa: E402
 
 # A server that says how it was started, then waits to be killed.
@@ -97,6 +97,21 @@ class AgentTest(unittest.TestCase):
         self.agent.wait(30)
         self.assertEqual(self.a.ask("sh", "true", timeout=1), (None, "no answer"))
         self.assertEqual(self.verdicts.fails, 1)
+
+
+class RunLoggedTest(unittest.TestCase):
+    def test_status_and_output_go_where_asked_and_a_hang_is_cut(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "x.log")
+            self.assertEqual(run_logged(["sh", "-c", "echo out; echo err >&2; exit 3"], log, 30), 3)
+            with open(log) as f:
+                self.assertEqual(f.read(), "out\nerr\n")
+            self.assertEqual(run_logged(["sleep", 60], log, 1), 124)
+            script = os.path.join(d, "check.py")
+            with open(script, "w") as f:
+                f.write("import sys\nprint('checked', sys.argv[1:])\nsys.exit(len(sys.argv) > 2)\n")
+            self.assertEqual(check_file(script, "r.json"), (True, "checked ['r.json']"))
+            self.assertEqual(check_file(script, "r.json", "--iters", 40), (False, "checked ['r.json', '--iters', '40']"))
 
 
 class UdArithmeticTest(unittest.TestCase):

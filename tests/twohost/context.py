@@ -3,13 +3,12 @@ this host, the client run against a, the results checked, a fault made during a 
 tools/two-host-test sets the environment; tools/rxe-lab adds RXE_LAB_*."""
 import json
 import os
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lab"))
-from labhost import Agent, Host, Local, Verdicts, tail  # noqa: E402
+from labhost import Agent, Host, Local, Verdicts, check_file, run_logged, tail  # noqa: E402
 
 CLIENT_LIMIT = 240  # s: a hang fails its test instead of the whole job
 
@@ -50,19 +49,15 @@ class TwoHost:
     def client(self, name, *args):
         """`rdmasweep client a` into NAME.json, its output in NAME.log; its exit status."""
         t0 = time.monotonic()
-        with open(self.path(f"{name}.log"), "w") as log:
-            rc = subprocess.run(["timeout", "-k", "5", str(CLIENT_LIMIT), self.bin, "client", self.a.addr,
-                                 "--out", self.path(f"{name}.json"), *map(str, args)],
-                                stdout=log, stderr=subprocess.STDOUT).returncode
+        rc = run_logged([self.bin, "client", self.a.addr, "--out", self.path(f"{name}.json"), *args],
+                        self.path(f"{name}.log"), CLIENT_LIMIT)
         self.last_client, self.last_took = name, int(time.monotonic() - t0)
         return rc
 
     def check(self, name, *args):
         """(holds, output) of check.py on NAME.json (or a path)."""
-        f = name if os.path.sep in name else self.path(f"{name}.json")
-        p = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), f, *map(str, args)],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        return p.returncode == 0, p.stdout.strip()
+        return check_file(os.path.join(HERE, "check.py"), name if os.path.sep in name else self.path(f"{name}.json"),
+                          *args)
 
     def context(self, name):
         with open(self.path(f"{name}.json")) as f:

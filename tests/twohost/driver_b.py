@@ -12,7 +12,7 @@ import sys
 
 from context import HERE, TwoHost
 from faults import midtests, netem_faults, ridden_out
-from labhost import one_line, wait_for
+from labhost import one_line, run_logged, wait_for
 from wire import cm_across, cm_late_rtu, doctor, tclass_on_wire, ud_checks
 
 CONFIGS = os.path.join(HERE, "..", "..", "configs")
@@ -74,10 +74,8 @@ def hunt_planted(lab):
 
 def hunt_judged(lab, name, out):
     v, check_hunt = lab.v, os.path.join(HERE, "check_hunt.py")
-    with open(lab.path("hunt.log"), "w") as log:
-        rc = subprocess.run(["timeout", "-k", "5", "400", lab.bin, "hunt", lab.a.addr, "--budget", "240s", "--seed", "1",
-                             "--space", os.path.join(HERE, "hunt-space.json"), "--timeout", "20", "--out", out],
-                            stdout=log, stderr=subprocess.STDOUT).returncode
+    rc = run_logged([lab.bin, "hunt", lab.a.addr, "--budget", "240s", "--seed", 1, "--space",
+                     os.path.join(HERE, "hunt-space.json"), "--timeout", 20, "--out", out], lab.path("hunt.log"), 400)
     if rc:
         return v.fail(name, f"exit {rc}: {one_line(lab.log('hunt'))}")
     found = subprocess.run([sys.executable, check_hunt, out, "--trigger-size", "1024", "--below", "512"],
@@ -85,9 +83,7 @@ def hunt_judged(lab, name, out):
     if found.returncode:
         return v.fail(name, " ".join(found.stderr.split("\n")))
     cmd = shlex.split(found.stdout.strip().removeprefix("rdmasweep "))
-    with open(lab.path("hunt-repro.log"), "w") as log:
-        rc = subprocess.run(["timeout", "-k", "5", "240", lab.bin, *cmd, "--out", lab.path("hunt-repro.json")],
-                            stdout=log, stderr=subprocess.STDOUT).returncode
+    rc = run_logged([lab.bin, *cmd, "--out", lab.path("hunt-repro.json")], lab.path("hunt-repro.log"), 240)
     if rc or subprocess.run([sys.executable, check_hunt, "--reproduced", lab.path("hunt-repro.json"),
                              "--size", "1024"]).returncode:
         return v.fail(name, f"the reproduce command did not show it: {one_line(lab.log('hunt-repro'))}")

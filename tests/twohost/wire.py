@@ -1,9 +1,8 @@
 """Two-host tests of what goes on the wire: the RoCE traffic class, RDMA-CM across the
 link (and with its messages late), UD's counts on a clean and a lossy link."""
 import json
-import subprocess
 
-from labhost import one_line
+from labhost import one_line, run_logged
 
 
 def tclass_packets(host):
@@ -183,10 +182,6 @@ def ud_checks(lab):
 
 def doctor(lab):
     """doctor against the server on a."""
-    log = lab.path("doctor.log")
-    with open(log, "w") as f:
-        rc = subprocess.run(["timeout", "120", lab.bin, "doctor", lab.a.addr], stdout=f,
-                            stderr=subprocess.STDOUT).returncode
-    if rc:
+    if run_logged([lab.bin, "doctor", lab.a.addr], lab.path("doctor.log"), 120):
         return lab.v.fail(f"doctor {lab.a.addr}", one_line(lab.log("doctor"), 3))
     return lab.v.ok(f"doctor {lab.a.addr}")
