@@ -45,6 +45,7 @@ int render_main(int argc, char** argv) {
   auto console = console_reporter(f, width, std::cout, std::cerr);
   console->report_context(doc);
   console->report_entries(doc, 0);
+  doc.find_knees();
   console->finalize(doc);
   return kOk;
 }

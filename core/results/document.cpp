@@ -92,6 +92,12 @@ void ResultsDocument::finish(const std::string& incomplete_reason, const std::st
   c["time_summary"] = time_summary;
   c["incomplete"] = !incomplete_reason.empty();
   if (!incomplete_reason.empty()) c["incomplete_reason"] = incomplete_reason;
+  find_knees();
+}
+
+void ResultsDocument::find_knees() {
+  knees_ = load_knees(doc_["benchmarks"]);
+  if (!knees_.empty()) doc_["knees"] = to_json(knees_);
 }
 
 }  // namespace rdmasweep

@@ -7,8 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/results/knee.hpp"
 
 namespace rdmasweep {
 
@@ -44,7 +47,7 @@ class ResultsDocument {
   const std::string& path() const { return path_; }
   const std::string& hist_path() const { return hist_path_; }
   nlohmann::json& context() { return doc_["context"]; }
-  const nlohmann::json& results() const { return doc_; }       // {"context", "benchmarks"}
+  const nlohmann::json& results() const { return doc_; }       // {"context", "benchmarks"[, "knees"]}
   const nlohmann::json& entries() const { return doc_["benchmarks"]; }
   const nlohmann::json& histograms() const { return hist_; }    // the .hist.json document
   size_t failed() const { return failed_; }
@@ -55,14 +58,19 @@ class ResultsDocument {
   void add(nlohmann::json entry, const nlohmann::json& record = nlohmann::json());
   bool has_record(const std::string& name) const;
 
-  // Checks the clock once more, records the time summary and marks the results
+  // Checks the clock once more, records the time summary and the knees of the
+  // sweep's load–latency series ("knees", when it has any), and marks the results
   // complete, or incomplete with `incomplete_reason`.
   void finish(const std::string& incomplete_reason, const std::string& time_summary);
+  // The knees of the entries so far, kept for knees() and written as "knees".
+  void find_knees();
+  const std::vector<LoadKnee>& knees() const { return knees_; }
 
  private:
   std::string path_, hist_path_;
   nlohmann::json doc_, hist_;
   size_t failed_ = 0;
+  std::vector<LoadKnee> knees_;
 };
 
 }  // namespace rdmasweep

@@ -105,6 +105,11 @@ void ConsoleReporter::report_entries(const ResultsDocument& doc, size_t first) {
   out_.flush();
 }
 
+void ConsoleReporter::finalize(const ResultsDocument& doc) {
+  for (const LoadKnee& k : doc.knees()) out_ << knee_line(k) << '\n';
+  out_.flush();
+}
+
 FileReporter::FileReporter(std::string who, std::ostream& err) : who_(std::move(who)), err_(err) {}
 
 void FileReporter::write(const ResultsDocument& doc, bool durable) {
