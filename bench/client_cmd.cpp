@@ -2,6 +2,7 @@
 // and drives each through the engine against a remote `rdmasweep server`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
@@ -127,6 +128,20 @@ std::optional<CmRoute> cm_for_iwarp(cli::ClientOptions& o, const LocalFabric& fa
   return cm_route(o);
 }
 
+// --rate 50%: the message rate its flat-out twin achieved, the median of its runs so
+// far (expand() placed the twin first); 0 when it has none.
+double flat_out_rate(const PointStore& store, const TestConfig& c) {
+  auto it = store.find(point_name(flat_out_twin(c)));
+  std::vector<double> rates;
+  if (it != store.end())
+    for (const PointResult& r : it->second)
+      if (r.seconds > 0) rates.push_back(static_cast<double>(r.messages) / r.seconds);
+  if (rates.empty()) return 0;
+  std::sort(rates.begin(), rates.end());
+  const size_t n = rates.size();
+  return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+}
+
 // One Google Benchmark per point, each running it through the session; after a
 // failure that leaves client and server out of step (or an interrupt), the rest are
 // recorded as not run. QPs are created once per shape and reused across sizes.
@@ -145,7 +160,7 @@ void register_points(const std::vector<TestConfig>& points, uint32_t repetitions
         }
         progress.starting(name);
         try {
-          PointResult r = session.run(cfg, slot);
+          PointResult r = session.run(is_share(cfg.knobs.rate) ? paced_at_share(cfg, flat_out_rate(store, cfg)) : cfg, slot);
           st.SetIterationTime(r.seconds);
           for (const auto& [k, v] : figures(r)) st.counters[k] = v;
           if (r.latency) st.SetLabel(latency_kind(cfg));

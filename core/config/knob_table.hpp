@@ -15,7 +15,7 @@ namespace rdmasweep {
 //   in      the TestConfig member holding it: work (Workload) or knobs (LoopKnobs)
 //   kind    Op, Mode, Scope, Transport, Arrivals (names), Count (uint32_t), Bytes (uint64_t, k/m/g
 //           units), Inline (uint32_t bytes or "auto" = kInlineAuto), Flag (bool; 0/1 in sweeps),
-//           Rate (uint64_t, core/config/rate.hpp: "10gbps", "1.5mpps", "none" = kRateNone)
+//           Rate (uint64_t, core/config/rate.hpp: "10gbps", "1.5mpps", "50%", "none" = kRateNone)
 //   def     default
 //   tag     point-name tag ("/tx:256"; a Flag adds just "/srq") when not the default;
 //           nullptr: part of the fixed head op/mode/qps:N/size:N/cq:N
@@ -108,8 +108,9 @@ namespace rdmasweep {
   /* shapes: a paced point signals every message, so its CQ must hold more */                                      \
   X(rate, knobs, Rate, kRateNone, "rate", 28, "rate", 0, kKnobNoMax, true,                                          \
     "offered load of a bandwidth point, over all its QPs and threads: 10gbps, 800mbps, 1.5mpps, 200kpps (bits or "  \
-    "messages per second); each message is posted when due, never early, every one signaled, and its latency "     \
-    "counted from when it was due (default none: flat out)")                                                       \
+    "messages per second) or 50% (of the rate the same point reaches flat out, measured first); each message is "  \
+    "posted when due, never early, every one signaled, and its latency counted from when it was due (default "     \
+    "none: flat out)")                                                                                             \
   X(arrivals, knobs, Arrivals, ArrivalProcess::Constant, "arrivals", 27, "arrivals", 0, 1, false,                   \
     "when --rate's messages are due: constant (every 1/rate) or poisson (exponential gaps of mean 1/rate, the "     \
     "same seeded schedule on every run) (default constant)")

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "core/config/config_error.hpp"
 
@@ -32,14 +33,26 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// "50%", "12.5%": a part of the point's flat-out rate, to a thousandth of a percent.
+uint64_t parse_share(const std::string& s) {
+  const std::string number = s.substr(0, s.size() - 1);
+  char* end = nullptr;
+  const double x = number.empty() ? NAN : std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() ||
+      number.find_first_not_of("0123456789.") != std::string::npos || !(x > 0) || x > 100)
+    throw ConfigError("rate: '" + s + "' is not a share of the point's flat-out rate above 0% and at most 100%");
+  const double amount = std::round(x * kSharePerPercent);
+  if (amount < 1) throw ConfigError("rate: '" + s + "' is below 0.001%");
+  return make_rate(RateUnit::Share, static_cast<uint64_t>(amount));
+}
+
 }  // namespace
 
 uint64_t parse_rate(const std::string& s) {
   if (s == "0" || s == "none") return kRateNone;
-  const std::string units = "a rate like 10gbps, 800mbps, 1.5mpps or 200kpps (bits or messages per second), or none";
-  if (!s.empty() && s.back() == '%')
-    throw ConfigError("rate: '" + s + "': a rate relative to the point's own flat-out rate is not supported; give " +
-                      units);
+  const std::string units = "a rate like 10gbps, 800mbps, 1.5mpps or 200kpps (bits or messages per second), 50% (of the "
+      "point's flat-out rate), or none";
+  if (!s.empty() && s.back() == '%') return parse_share(s);
   for (const Unit& u : kUnits) {
     if (!ends_with(s, u.suffix)) continue;
     const std::string number = s.substr(0, s.size() - std::string(u.suffix).size());
@@ -60,6 +73,14 @@ std::string rate_string(uint64_t v) {
   if (v == kRateNone) return "none";
   const RateUnit unit = rate_unit(v);
   const uint64_t amount = rate_amount(v);
+  if (unit == RateUnit::Share) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(amount) / kSharePerPercent);
+    std::string t = buf;
+    t.erase(t.find_last_not_of('0') + 1);  // 12.500 -> 12.5, 50.000 -> 50.
+    if (t.back() == '.') t.pop_back();
+    return t + "%";
+  }
   for (const Unit& u : kUnits) {
     if (u.unit != unit) continue;
     const double x = static_cast<double>(amount) / u.scale;
@@ -79,8 +100,14 @@ double rate_messages_per_second(uint64_t v, uint64_t size) {
   switch (rate_unit(v)) {
     case RateUnit::Bits: return static_cast<double>(rate_amount(v)) / (8.0 * static_cast<double>(size));
     case RateUnit::Messages: return static_cast<double>(rate_amount(v));
+    case RateUnit::Share: throw std::logic_error("a share rate (" + rate_string(v) + ") paced before share_of()");
     default: return 0;
   }
+}
+
+uint64_t share_of(uint64_t share, double flat_out) {
+  const double pps = std::round(flat_out * static_cast<double>(rate_amount(share)) / (100.0 * kSharePerPercent));
+  return make_rate(RateUnit::Messages, pps < 1 ? 1 : static_cast<uint64_t>(pps));
 }
 
 }  // namespace rdmasweep

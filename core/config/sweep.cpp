@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -277,7 +278,8 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
   return true;
 }
 
-std::vector<TestConfig> expand(const SweepSpec& s, const PointContext& ctx) {
+// The product of the axes, in nesting order.
+static std::vector<TestConfig> expand_product(const SweepSpec& s, const PointContext& ctx) {
   // The axes in nesting order, and an odometer over them (the last turns fastest).
   const auto& ks = knobs();
   std::vector<size_t> order(kKnobCount);
@@ -305,6 +307,43 @@ std::vector<TestConfig> expand(const SweepSpec& s, const PointContext& ctx) {
     while (n > 0 && ++at[n - 1] == axes[n - 1].size()) at[--n] = 0;
     if (n == 0) return out;
   }
+}
+
+TestConfig flat_out_twin(const TestConfig& c) {
+  TestConfig t = c;
+  t.knobs.rate = kRateNone;
+  t.knobs.arrivals = ArrivalProcess::Constant;
+  return t;
+}
+
+TestConfig paced_at_share(TestConfig c, double flat_out) {
+  if (!(flat_out > 0))
+    throw ConfigError("--rate " + rate_string(c.knobs.rate) + ": its flat-out point " + point_name(flat_out_twin(c)) +
+                      " gave no rate to take a share of (it failed or did not run)");
+  c.knobs.rate = share_of(c.knobs.rate, flat_out);
+  return c;
+}
+
+// Each share point's flat-out twin first (it measures the rate the share is of); a point
+// that is already in the list (the twin the sweep has itself) is not run twice.
+static std::vector<TestConfig> with_flat_out_twins(const std::vector<TestConfig>& points) {
+  if (std::none_of(points.begin(), points.end(), [](const TestConfig& c) { return is_share(c.knobs.rate); }))
+    return points;
+  std::vector<TestConfig> out;
+  std::set<std::string> placed;
+  auto place = [&](const TestConfig& c) {
+    if (placed.insert(point_name(c)).second) out.push_back(c);
+  };
+  for (const TestConfig& c : points) {
+    if (is_share(c.knobs.rate)) place(flat_out_twin(c));
+    place(c);
+  }
+  return out;
+}
+
+std::vector<TestConfig> expand(const SweepSpec& s, const PointContext& ctx) {
+  std::vector<TestConfig> points = expand_product(s, ctx);
+  return with_flat_out_twins(points);
 }
 
 }  // namespace rdmasweep

@@ -35,6 +35,14 @@ SweepSpec load_sweep_file(const std::string& path);
 void apply_override(SweepSpec& spec, const std::string& key, const std::string& text);
 
 // Every point of the product, each validated (first failure throws with the point's name).
+// A point paced at a share of its flat-out rate (--rate 50%) has its flat-out twin
+// before it: the sweep's own copy moved there, else one added.
 std::vector<TestConfig> expand(const SweepSpec& spec, const PointContext& ctx = {});
+
+// The same point unpaced (rate none, constant arrivals).
+TestConfig flat_out_twin(const TestConfig& c);
+// `c` (a --rate share point) paced at its share of `flat_out` messages per second, its
+// twin's rate. Throws ConfigError when there is no such rate.
+TestConfig paced_at_share(TestConfig c, double flat_out);
 
 }  // namespace rdmasweep

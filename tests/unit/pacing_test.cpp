@@ -38,11 +38,68 @@ TEST(Rate, ParsesUnitsAndSaysThemBack) {
   EXPECT_DOUBLE_EQ(rate_messages_per_second(kRateNone, 64), 0.0);
   for (const char* bad : {"10", "10gb", "gbps", "-1gbps", "1e3gbps", "10 gbps", "0gbps"})
     EXPECT_THROW(parse_rate(bad), ConfigError) << bad;
+}
+
+// --rate 50%: a share of the point's own flat-out rate, made absolute only once that
+// rate is measured.
+TEST(Rate, AShareOfTheFlatOutRate) {
+  EXPECT_EQ(rate_string(parse_rate("50%")), "50%");
+  EXPECT_EQ(rate_string(parse_rate("12.5%")), "12.5%");
+  EXPECT_EQ(rate_string(parse_rate("100%")), "100%");
+  EXPECT_EQ(rate_string(parse_rate("0.001%")), "0.001%");
+  EXPECT_TRUE(is_share(parse_rate("5%")));
+  EXPECT_FALSE(is_share(parse_rate("5mpps")));
+  for (const char* bad : {"%", "0%", "101%", "-5%", "5 %", "1e1%", "0.0001%"})
+    EXPECT_THROW(parse_rate(bad), ConfigError) << bad;
+  EXPECT_THROW(rate_messages_per_second(parse_rate("50%"), 64), std::logic_error);  // never paced unresolved
+  EXPECT_EQ(rate_string(share_of(parse_rate("25%"), 2e6)), "500kpps");
+  EXPECT_EQ(rate_string(share_of(parse_rate("12.5%"), 1000)), "125pps");
+  EXPECT_EQ(rate_string(share_of(parse_rate("0.001%"), 10)), "1pps");  // at least one message a second
+  SweepSpec s;
+  apply_override(s, "rate", "10%:90%:+20%");
+  ASSERT_EQ(s.rate.size(), 5u);
+  EXPECT_EQ(rate_string(s.rate[4]), "90%");
+  EXPECT_THROW(apply_override(s, "rate", "10%:90%:+1mpps"), ConfigError);  // one kind of unit
+}
+
+TestConfig paced(const char* rate, Op op = Op::Write) {
+  TestConfig c;
+  c.work.op = op;
+  c.work.size = 64;
+  c.knobs.rate = parse_rate(rate);
+  return c;
+}
+
+// Each share point's flat-out twin runs before it, once, and the share is taken of
+// what the twin achieved.
+TEST(Rate, ASharePointsFlatOutTwinRunsFirst) {
+  SweepSpec s;
+  apply_override(s, "op", "write");
+  apply_override(s, "size", "64,4096");
+  apply_override(s, "rate", "50%,none,90%");  // the sweep's own flat-out point comes after a share
+  const std::vector<TestConfig> points = expand(s);
+  std::vector<std::string> names;
+  for (const TestConfig& c : points) names.push_back(point_name(c));
+  ASSERT_EQ(names.size(), 6u);
+  for (size_t i : {0u, 3u}) {
+    EXPECT_EQ(names[i].find("rate"), std::string::npos) << names[i];  // the twin, unpaced
+    EXPECT_NE(names[i + 1].find("/rate:50%"), std::string::npos) << names[i + 1];
+    EXPECT_NE(names[i + 2].find("/rate:90%"), std::string::npos) << names[i + 2];
+    EXPECT_EQ(point_name(flat_out_twin(points[i + 1])), names[i]);  // its CQ may be smaller: not every message signaled
+  }
+  TestConfig c = paced("50%");
+  c.knobs.arrivals = ArrivalProcess::Poisson;
+  const TestConfig twin = flat_out_twin(c);
+  EXPECT_EQ(twin.knobs.rate, kRateNone);
+  EXPECT_EQ(twin.knobs.arrivals, ArrivalProcess::Constant);
+  const TestConfig at = paced_at_share(c, 3e6);
+  EXPECT_EQ(rate_string(at.knobs.rate), "1.5mpps");
+  EXPECT_EQ(at.knobs.arrivals, ArrivalProcess::Poisson);
   try {
-    parse_rate("50%");
-    FAIL() << "a relative rate was taken";
+    paced_at_share(c, 0);
+    FAIL() << "a share of nothing was paced";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("relative to the point's own flat-out rate"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(point_name(twin) + " gave no rate"), std::string::npos) << e.what();
   }
 }
 
@@ -59,14 +116,6 @@ TEST(Rate, SweepsAsAListOrARangeInOneUnit) {
   EXPECT_THROW(apply_override(s, "rate", "1gbps:2mpps:+1gbps"), ConfigError);
   EXPECT_THROW(apply_override(s, "rate", "1gbps:3gbps:+1mpps"), ConfigError);
   EXPECT_THROW(apply_override(s, "rate", "5"), ConfigError);
-}
-
-TestConfig paced(const char* rate, Op op = Op::Write) {
-  TestConfig c;
-  c.work.op = op;
-  c.work.size = 64;
-  c.knobs.rate = parse_rate(rate);
-  return c;
 }
 
 TEST(Rate, NamesItsPointsAndRoundTripsThroughJson) {
