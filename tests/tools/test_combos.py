@@ -88,6 +88,24 @@ class Array(unittest.TestCase):
         rows = cb.covering_array(axes, 1, runs)
         self.assertEqual(covered(axes, rows), cb.all_pairs(axes))
         self.assertGreater(sum(map(runs, rows)), len(rows) // 2)  # most rows run, not refused
+        # --rate is in the array, and some rows pace a point that runs
+        keys = [a[0] for a in axes]
+        self.assertIn("rate", keys)
+        self.assertIn("arrivals", keys)
+        paced = [r for r in rows if runs(r) and cb.named(axes, r)["rate"] != "none"]
+        self.assertGreaterEqual(len(paced), 2)
+
+    def test_paced_rows_the_table_refuses_are_foreseen(self):
+        refs = [{"id": k, "reason": "x"} for k in cb.PREDICT]
+        self.assertEqual(cb.predict({"rate": "5kpps", "mode": "lat"}, refs), "rate-lat")
+        self.assertEqual(cb.predict({"rate": "5kpps", "post_list": "4", "tx_depth": "64"}, refs), "rate-post-list")
+        self.assertEqual(cb.predict({"rate": "5kpps", "bidir": "1"}, refs), "rate-bidir")
+        self.assertEqual(cb.predict({"arrivals": "poisson"}, refs), "arrivals-rate")
+        self.assertIsNone(cb.predict({"rate": "5kpps", "arrivals": "poisson"}, refs))
+        # a paced point signals every message: its CQ needs a CQE per send WR
+        self.assertEqual(cb.predict({"rate": "5kpps", "op": "write", "cq_depth": "64", "tx_depth": "128"}, refs),
+                         "cq-depth")
+        self.assertIsNone(cb.predict({"op": "write", "cq_depth": "64", "tx_depth": "128"}, refs))
 
     def test_list_prints_the_array_without_a_device(self):
         binary, why = find_binary()
