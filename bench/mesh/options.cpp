@@ -53,9 +53,12 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   // A mesh flow's far end only answers; both directions are two flows (--pattern all-to-all).
   if (std::find(m.spec.bidir.begin(), m.spec.bidir.end(), 1) != m.spec.bidir.end())
     throw cli::UsageError("--bidir runs between a client and a server; in a mesh, --pattern all-to-all runs both directions");
-  // A paced mesh point would need the rate shared over its flows (each flow is a point's loop).
+  // --rate paces each flow (each is a point's loop on its own QPs). A share of the flat-out
+  // rate would need every flow's own flat-out twin first: the client's alone.
   for (uint64_t r : m.spec.rate)
-    if (r != kRateNone) throw cli::UsageError("--rate " + rate_string(r) + ": mesh does not pace its flows yet; measure a paced point with rdmasweep client");
+    if (is_share(r))
+      throw cli::UsageError("--rate " + rate_string(r) + ": in a mesh each flow is paced at an absolute rate (e.g. "
+                            "5kpps or 1gbps); a share of the flat-out rate is the client's alone");
   if (m.pattern == Pattern::Multicast) return cli::multicast_sweep(m.spec, axis, m.config_file, "--pattern multicast");
   // A mesh flow's receiver holds its sender to exact counts; UD's losses are the client's to count.
   for (const std::string& t : m.spec.transport)

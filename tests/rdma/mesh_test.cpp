@@ -297,6 +297,40 @@ TEST(Mesh, RepetitionsAddAggregates) {
   }
 }
 
+// --rate in a mesh paces each flow: every flow of the point is offered the rate (a
+// constant schedule's own rate: exactly), carries every message counted and both
+// histograms (from due and from post). A share is refused.
+TEST(Mesh, RatePacesEveryFlow) {
+  REQUIRE_MESH();
+  const std::string out = temp_dir() + "/paced.json";
+  std::vector<std::string> argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "--op", "write,send", "-s", "64", "-n", "400", "--warmup", "0", "--rate",
+                        "2kpps", "--out", out.c_str()})
+    argv.push_back(a);
+  Outcome o = run(argv, 300s);
+  ASSERT_EQ(o.code, 0) << both(o);
+  const json doc = load(out), hist = load(out.substr(0, out.size() - 5) + ".hist.json");
+  ASSERT_EQ(doc["benchmarks"].size(), 4u) << both(o);  // 2 ops x 2 ordered pairs
+  for (const json& b : doc["benchmarks"]) {
+    SCOPED_TRACE(b.dump());
+    ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+    EXPECT_NE(b["name"].get<std::string>().find("/rate:2kpps/"), std::string::npos);
+    EXPECT_EQ(b["messages"].get<double>(), 400);
+    EXPECT_NEAR(b["offered_items_per_second"].get<double>(), 2000, 1e-6 * 2000);
+    EXPECT_TRUE(b.contains("pacing_error_pct"));
+    EXPECT_TRUE(b.contains("late_posts"));
+    const json& p = hist["points"][b["name"].get<std::string>()];
+    EXPECT_EQ(p["histogram"]["count"], 400);
+    EXPECT_EQ(p["posted_histogram"]["count"], 400);
+  }
+  argv = mpirun(2);
+  for (const char* a : {"--pattern", "pairs", "--rate", "50%", "--out", "/tmp/rdmasweep-mesh-unused.json"}) argv.push_back(a);
+  Outcome refused = run(argv, 120s);
+  EXPECT_NE(refused.code, 0) << both(refused);
+  EXPECT_NE(refused.err.find("--rate 50%: in a mesh each flow is paced at an absolute rate"), std::string::npos)
+      << both(refused);
+}
+
 // --cq-policy: more outstanding work than one CQ holds stops the mesh before any
 // QP is made, naming max_cqe; with cap every rank runs the same shrunk points, and
 // rank 0 says what changed.
