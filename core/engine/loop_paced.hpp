@@ -56,8 +56,8 @@ struct PacedPlan {
 template <class Ops>
 class PacedLoop {
  public:
-  PacedLoop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p)
-      : ops_(ops), wrs_(wrs), sq_(sq), p_(p), sched_(p.gap_ns, p.arrivals),
+  PacedLoop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p, Arrivals* in = nullptr)
+      : ops_(ops), wrs_(wrs), sq_(sq), p_(p), in_(in), sched_(p.gap_ns, p.arrivals),
         total_(p.duration > 0 ? UINT64_MAX : p.per_qp * p.nqp), due_(size_t{p.nqp} * p.depth),
         posted_at_(size_t{p.nqp} * p.depth), first_(p.nqp), wc_(p.batch) {
     for (uint32_t i = 0; i < p.nqp; ++i) {
@@ -74,7 +74,7 @@ class PacedLoop {
     const int64_t deadline = static_cast<int64_t>(p_.duration * 1e9);
     int64_t abort_by = 0;
     next_due_ = sched_.next();
-    while (!(stopping_ || k_ == total_) || outstanding_ > 0) {
+    while (!(stopping_ || k_ == total_) || outstanding_ > 0 || awaiting()) {
       int64_t now = since_start();
       post_due(now);
       const int got = ops_.poll(static_cast<int>(p_.batch), wc_.data());
@@ -82,10 +82,12 @@ class PacedLoop {
       if (got > 0) {
         now = since_start();
         take(got, now);
-        if (timeline.due(start_ + std::chrono::nanoseconds(now)))
+        if (sends_end_ == 0 && timeline.due(start_ + std::chrono::nanoseconds(now)))  // none past the window
           timeline.record(start_ + std::chrono::nanoseconds(now), done_);
       }
-      watch.tick(outstanding_ == 0 ? 1 : got);  // with nothing in flight, no completion is owed
+      if (sends_end_ == 0 && (stopping_ || k_ == total_) && outstanding_ == 0) sends_end_ = since_start();
+      // With nothing in flight, no completion is owed, unless the peer's SENDs are.
+      watch.tick(outstanding_ == 0 && !awaiting() ? 1 : got);
       if (!aborting_ && watch.interrupted()) {
         aborting_ = stopping_ = true;
         watch.draining();
@@ -101,6 +103,9 @@ class PacedLoop {
   }
 
  private:
+  // --bidir SEND: the peer's messages still to arrive (never once interrupted).
+  bool awaiting() const { return in_ != nullptr && in_->missing > 0 && !aborting_; }
+
   int64_t since_start() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
   }
@@ -137,7 +142,11 @@ class PacedLoop {
   void take(int got, int64_t now) {
     for (int i = 0; i < got; ++i) {
       const ibv_wc& wc = wc_[i];
-      if (wc.status != IBV_WC_SUCCESS) fail_completion(wc, p_.posted);
+      if (wc.status != IBV_WC_SUCCESS) fail_completion(wc, in_ ? "SEND or RECV" : p_.posted);
+      if (in_ != nullptr && (wc.opcode & IBV_WC_RECV)) {  // the peer's SEND: reposted and counted
+        in_->take(ops_.recv(wc));
+        continue;
+      }
       const uint32_t wq = WrId::qp(wc.wr_id), seq = WrId::seq(wc.wr_id);
       const uint64_t before = sq_[wq].completed;
       if (!sq_[wq].retire(seq)) continue;
@@ -150,7 +159,8 @@ class PacedLoop {
   }
 
   PacedStats finish(TimelineRecorder& timeline, double cpu0) {
-    const Clock::time_point end = Clock::now();
+    // The window ends with this side's last completion, not after the peer's last SEND.
+    const Clock::time_point end = sends_end_ > 0 ? start_ + std::chrono::nanoseconds(sends_end_) : Clock::now();
     timeline.finish(end, done_);
     st_.seconds = seconds_between(start_, end);
     st_.began = start_;
@@ -168,6 +178,7 @@ class PacedLoop {
   SendWrs& wrs_;
   std::vector<SendQueue>& sq_;
   const PacedPlan& p_;
+  Arrivals* in_;
   PaceSchedule sched_;
   const uint64_t total_;
   std::vector<int64_t> due_, posted_at_;  // per QP and send-queue slot: the message in it
@@ -176,18 +187,22 @@ class PacedLoop {
   PacedStats st_;
   Clock::time_point start_{};
   double next_due_ = 0;
+  int64_t sends_end_ = 0;  // ns since start: this side's last completion (0: not yet)
   uint64_t k_ = 0, outstanding_ = 0, done_ = 0;
   uint32_t q_ = 0;  // the next message's QP: each in turn
   bool stopping_ = false, aborting_ = false;
 };
 
-// Ops: int post(uint32_t qp, ibv_send_wr* wr); int poll(int n, ibv_wc* wc). `sq` carries
-// over from the previous point, as the flat-out loop's does. On an interrupt the loop
-// stops posting, drains for up to kInterruptDrain, then throws RunAborted("interrupted").
+// Ops: int post(uint32_t qp, ibv_send_wr* wr); int poll(int n, ibv_wc* wc); uint32_t
+// recv(const ibv_wc&) (with `in` only). `sq` carries over from the previous point, as the
+// flat-out loop's does. On an interrupt the loop stops posting, drains for up to
+// kInterruptDrain, then throws RunAborted("interrupted"). `in` (--bidir SEND): the peer's
+// SENDs complete here too, are reposted and counted, and the loop goes on until
+// `in->expect` arrived on every QP; the window still ends with this side's last completion.
 template <class Ops>
 PacedStats paced_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p,
-                                IdleWatch& watch) {
-  PacedLoop<Ops> loop(ops, wrs, sq, p);
+                                IdleWatch& watch, Arrivals* in = nullptr) {
+  PacedLoop<Ops> loop(ops, wrs, sq, p, in);
   return loop.run(watch);
 }
 

@@ -10,12 +10,14 @@
 #include "core/config/refusals.hpp"
 #include "core/engine/loop_bw.hpp"
 #include "tests/support/fake_device.hpp"
+#include "tests/support/late_peer.hpp"
 
 namespace rdmasweep {
 namespace {
 
 using detail::Clock;
 using testing::FakeDevice;
+using testing::LatePeer;
 
 TestConfig bw_config(uint32_t qps, uint32_t tx_depth, uint32_t every, uint32_t post_list = 1, Op op = Op::Write) {
   TestConfig c;
@@ -338,32 +340,6 @@ TEST(BwLoop, CountedPointRecordsATimelineWhenAsked) {
   LoopStats st = f.run(fake);
   expect_timeline(st.timeline, 0.05, 40, st.seconds);
 }
-
-// The fake device with a --bidir SEND peer that is slower than this side: its
-// `count` messages arrive `lag` after this side's own sends have all completed (one QP).
-struct LatePeer {
-  FakeDevice& fake;
-  const std::vector<SendQueue>& sq;
-  uint64_t sends, count;
-  std::chrono::milliseconds lag;
-  Clock::time_point release{};
-  uint64_t delivered = 0;
-  int post(uint32_t q, ibv_send_wr* w) { return fake.post(q, w); }
-  uint32_t recv(const ibv_wc& wc) { return WrId::qp(wc.wr_id); }
-  int poll(int n, ibv_wc* wc) {
-    int got = fake.poll(n, wc);
-    const Clock::time_point now = Clock::now();
-    if (release == Clock::time_point{} && sq[0].completed == sends) release = now + lag;
-    for (; release != Clock::time_point{} && now >= release && delivered < count && got < n; ++delivered) {
-      ibv_wc& c = wc[got++];
-      c = ibv_wc{};
-      c.wr_id = WrId::encode(0, static_cast<uint32_t>(delivered));
-      c.status = IBV_WC_SUCCESS;
-      c.opcode = IBV_WC_RECV;
-    }
-    return got;
-  }
-};
 
 TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   // The loop outlasts its window (its last send's completion) by 0.15 s, waiting for

@@ -16,12 +16,14 @@
 #include "core/results/model.hpp"
 #include "core/results/records.hpp"
 #include "tests/support/fake_device.hpp"
+#include "tests/support/late_peer.hpp"
 
 namespace rdmasweep {
 namespace {
 
 using detail::Clock;
 using testing::FakeDevice;
+using testing::LatePeer;
 
 TEST(Rate, ParsesUnitsAndSaysThemBack) {
   EXPECT_EQ(rate_string(parse_rate("10gbps")), "10gbps");
@@ -154,9 +156,9 @@ TEST(Rate, WhatCannotBePacedIsRefusedInOneLine) {
   TestConfig chain = paced("1mpps");
   chain.knobs.post_list = 4;
   EXPECT_NE(refused(chain).find("--post-list must be 1"), std::string::npos) << refused(chain);
-  TestConfig both = paced("1mpps");
+  TestConfig both = paced("1mpps");  // each direction paced at the rate
   both.knobs.bidir = true;
-  EXPECT_NE(refused(both).find("drop --bidir"), std::string::npos) << refused(both);
+  EXPECT_EQ(refused(both), "");
   TestConfig poisson;
   poisson.knobs.arrivals = ArrivalProcess::Poisson;
   EXPECT_NE(refused(poisson).find("give --rate too"), std::string::npos) << refused(poisson);
@@ -200,6 +202,7 @@ struct Timed {
     return fake.post(q, w);
   }
   int poll(int n, ibv_wc* wc) { return fake.poll(n, wc); }
+  uint32_t recv(const ibv_wc& wc) { return fake.recv(wc); }
 };
 
 struct PacedRun {
@@ -257,6 +260,29 @@ TEST(PacedLoop, NeverPostsEarlyCountsEveryMessageAndSignalsEach) {
     EXPECT_EQ(st.from_due.count(), 300u);
     EXPECT_EQ(st.from_post.count(), 300u);
   }
+}
+
+// --bidir SEND: the loop goes on until the peer's messages are in (each reposted and
+// counted), but its window, timeline and latencies are its own messages' alone.
+TEST(PacedLoop, BidirSendWaitsForThePeersMessagesPastItsOwnWindow) {
+  PacedRun r(1, 16, 100, 200000.0);  // 100 messages, one every 200 us: about 20 ms
+  r.p.interval = 0.005;
+  FakeDevice fake(r.dev);
+  LatePeer ops{fake, r.sq, 100, 10, std::chrono::milliseconds(150)};  // the peer's 10, 150 ms after ours
+  Arrivals in;
+  in.reset(1);
+  in.wait_for(10);
+  detail::IdleWatch watch(r.ctl);
+  const Clock::time_point t0 = Clock::now();
+  PacedStats st = detail::paced_initiator_loop(ops, r.wrs, r.sq, r.p, watch, &in);
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_EQ(in.got[0], 10u);
+  EXPECT_EQ(in.missing, 0u);
+  EXPECT_EQ(st.per_qp[0], 100u);
+  EXPECT_GE(took, st.seconds + 0.15);  // it waited, past its window, for the peer's
+  EXPECT_EQ(st.from_due.count(), 100u);  // the peer's messages are no samples of ours
+  ASSERT_FALSE(st.timeline.t.empty());
+  for (double t : st.timeline.t) EXPECT_LE(t, st.seconds + 1e-9) << "a sample after the window";
 }
 
 TEST(PacedLoop, AMessageWhoseQpIsFullIsPostedLateCountedAndNeverSkipped) {

@@ -226,7 +226,6 @@ PREDICT = {
     "cm-ud": lambda v: v["cm"] == "1" and v["transport"] == "ud",
     "rate-lat": lambda v: v["rate"] != "none" and v["mode"] != "bw",
     "rate-post-list": lambda v: v["rate"] != "none" and v["post_list"] != "1",
-    "rate-bidir": lambda v: v["rate"] != "none" and v["bidir"] == "1",
     "arrivals-rate": lambda v: v["arrivals"] != "constant" and v["rate"] == "none",
 }
 

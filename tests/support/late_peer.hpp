@@ -1,0 +1,41 @@
+// The fake device with a --bidir SEND peer that is slower than this side: its `count`
+// messages arrive `lag` after this side's `sends` have all completed (one QP). For the
+// loops that wait for the peer's messages past their own window (flat out and paced).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "core/engine/send_queue.hpp"
+#include "core/engine/wr_id.hpp"
+#include "tests/support/fake_device.hpp"
+
+namespace rdmasweep::testing {
+
+struct LatePeer {
+  using Clock = std::chrono::steady_clock;
+  FakeDevice& fake;
+  const std::vector<SendQueue>& sq;
+  uint64_t sends, count;
+  std::chrono::milliseconds lag;
+  Clock::time_point release{};
+  uint64_t delivered = 0;
+  int post(uint32_t q, ibv_send_wr* w) { return fake.post(q, w); }
+  uint32_t recv(const ibv_wc& wc) { return WrId::qp(wc.wr_id); }
+  int poll(int n, ibv_wc* wc) {
+    int got = fake.poll(n, wc);
+    const Clock::time_point now = Clock::now();
+    if (release == Clock::time_point{} && sq[0].completed == sends) release = now + lag;
+    for (; release != Clock::time_point{} && now >= release && delivered < count && got < n; ++delivered) {
+      ibv_wc& c = wc[got++];
+      c = ibv_wc{};
+      c.wr_id = WrId::encode(0, static_cast<uint32_t>(delivered));
+      c.status = IBV_WC_SUCCESS;
+      c.opcode = IBV_WC_RECV;
+    }
+    return got;
+  }
+};
+
+}  // namespace rdmasweep::testing
