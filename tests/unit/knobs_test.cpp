@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -220,18 +221,19 @@ TEST(Knobs, EachKnobFlagSetsItForTheMesh) {
     if (k.kind == KnobKind::Transport) continue;  // the mesh runs RC only (below)
     uint64_t v = other_value(k);
     auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
-    // Refused, naming what to use: --bidir (a mesh flow's far end only answers) and
-    // --rate (a paced mesh point would share its rate over its flows).
-    for (auto [key, fix] : {std::pair{"bidir", "--pattern all-to-all"}, std::pair{"rate", "rdmasweep client"}}) {
+    // Refused, naming what to use: --bidir (a mesh flow's far end only answers) and a
+    // --rate share of the flat-out rate (each flow is paced at an absolute rate).
+    for (auto [key, value, fix] : {std::tuple{"bidir", value_text(k, v), "--pattern all-to-all"},
+                                   std::tuple{"rate", std::string("50%"), "the client's alone"}}) {
       if (std::string(k.key) != key) continue;
       try {
-        parse(p, {"mesh", knob_flag(k), value_text(k, v)});
-        ADD_FAILURE() << "mesh took " << knob_flag(k);
+        parse(p, {"mesh", knob_flag(k), value});
+        ADD_FAILURE() << "mesh took " << knob_flag(k) << " " << value;
       } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find(fix), std::string::npos) << e.what();
       }
     }
-    if (std::string(k.key) == "bidir" || std::string(k.key) == "rate") continue;
+    if (std::string(k.key) == "bidir") continue;
     mesh_detail::MeshOptions o = parse(p, {"mesh", knob_flag(k), value_text(k, v)});
     EXPECT_EQ(k.axis(o.spec), std::vector<uint64_t>{v}) << k.key;
   }
