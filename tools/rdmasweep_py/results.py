@@ -262,11 +262,12 @@ class Point:
 
 
 class ResultFile:
-    def __init__(self, path, context, points, hist):
+    def __init__(self, path, context, points, hist, knees=None):
         self.path = path
         self.context = context
         self.points = points          # name -> Point, in file order
         self.hist = hist              # name -> hist.json entry ({} when absent)
+        self.knees = knees            # the file's "knees" (--rate series), None when it has none
 
     @property
     def is_rdmasweep(self):
@@ -406,4 +407,6 @@ def load(path, with_hist=True):
         h = _read_json(hist_path(path), "histograms")
         if isinstance(h, dict) and isinstance(h.get("points"), dict):
             hist = h["points"]
-    return ResultFile(path, context, points, hist)
+    knees = data.get("knees")
+    knees = [k for k in knees if isinstance(k, dict)] if isinstance(knees, list) else None
+    return ResultFile(path, context, points, hist, knees)
