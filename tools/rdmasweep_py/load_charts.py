@@ -28,7 +28,7 @@ _RATE_RE = re.compile(r"/rate:[^/]*")
 # One offered load of a series: its point, messages per second offered and achieved,
 # and latency percentiles in µs ({"p50": ..., "p99": ..., "p99.9": ...}; None where missing).
 Load = namedtuple("Load", "name offered achieved lat")
-# A file's series: key (the name without its rate), params (its points' but the rate),
+# A file's series: key (the name without its rate), params (its lowest load's point's),
 # label ("64 B · 1 QP"), loads (by offered load), knee ((achieved load, p99, offered
 # load) or None) and closed (the closed-loop point for its reference line, or None).
 LoadSeries = namedtuple("LoadSeries", "key params label loads knee closed")
@@ -133,9 +133,9 @@ def _draw_series(ax, fi, ls, label):
         ax.axvline(x * SCALE, color=KNEE_COLOUR, linestyle=":", linewidth=1.0)
         if y:
             ax.plot([x * SCALE], [y], marker="*", markersize=11, color=KNEE_COLOUR, linestyle="none", zorder=5)
-        ax.annotate(f"knee ({offered * SCALE:.3g} {UNIT} offered" + (f", {label})" if label else ")"), xy=(x * SCALE, 0.02 + 0.07 * fi),
-                    xycoords=("data", "axes fraction"), xytext=(3, 0), textcoords="offset points", va="bottom",
-                    fontsize=7, color=KNEE_COLOUR)
+        text = f"knee ({offered * SCALE:.3g} {UNIT} offered" + (f", {label})" if label else ")")
+        ax.annotate(text, xy=(x * SCALE, 0.02 + 0.07 * fi), xycoords=("data", "axes fraction"), xytext=(3, 0),
+                    textcoords="offset points", va="bottom", fontsize=7, color=KNEE_COLOUR)
         xs_all.append(x * SCALE)
     else:
         ax.annotate("no knee" + (f" ({label})" if label else ""), xy=(0.98, 0.97 - 0.07 * fi),
