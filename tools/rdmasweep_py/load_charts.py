@@ -181,6 +181,17 @@ def _note(per_file):
         + [f"closed-loop {op.upper()}: {k}" for op, k in sorted(kinds.items())])
 
 
+def _legend_handles(per_file, series):
+    """The percentiles' colours, the knee and closed-loop marks when a panel has one, the files' styles."""
+    drawn = [ls for lss in per_file for ls in lss]
+    handles = [Line2D([], [], color=COLOURS[i], label=pname) for i, (_m, pname) in enumerate(PERCENTILES)]
+    if any(ls.knee for ls in drawn):
+        handles.append(Line2D([], [], color=KNEE_COLOUR, linestyle=":", marker="*", label="knee"))
+    if any(ls.closed for ls in drawn):
+        handles.append(Line2D([], [], color=CLOSED_COLOUR, linestyle="--", label="closed-loop p50"))
+    return handles + file_handles(series)
+
+
 def load_latency(series, out_dir):
     """Latency percentiles vs achieved load of every --rate series of two or more loads,
     a panel per op and series; none when no file has such a series."""
@@ -201,10 +212,7 @@ def load_latency(series, out_dir):
         _axes(ax, xs, ys, title)
     for j in range(len(panels), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    handles = [Line2D([], [], color=COLOURS[i], label=pname) for i, (_m, pname) in enumerate(PERCENTILES)] + [
-        Line2D([], [], color=KNEE_COLOUR, linestyle=":", marker="*", label="knee"),
-        Line2D([], [], color=CLOSED_COLOUR, linestyle="--", label="closed-loop p50")] + file_handles(series)
-    axes[0][cols - 1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+    axes[0][cols - 1].legend(handles=_legend_handles(per_file, series), loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
                              frameon=False)
     title, note = "Latency vs achieved load (--rate series)", _note(per_file)
     fig.suptitle(title + f"\n{wrap_note(note, fig)}", fontsize=12)
