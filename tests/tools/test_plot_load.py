@@ -114,6 +114,24 @@ class LoadSeries(TempDirCase):
         self.assertEqual(got[A + "/arrivals:poisson"].label, "64 B · 1 QP · arrivals:poisson")
         self.assertEqual(got[A + "/arrivals:poisson"].closed.name, "write/lat/qps:1/size:64/cq:4")
 
+    def test_shares_of_the_flat_out_rate_beside_their_twin(self):
+        """--rate 25%:75%:+25%: the flat-out twin (rate none, a row before them) is no load;
+        names alone (files without `config`) parse too."""
+        doc = synthetic()
+        twin = entry(A, {"op": "write", "mode": "bw", "qps": 1, "size": 64, "cq_depth": 0, "rate": "none"},
+                     items_per_second=4e6)
+        doc["benchmarks"] = [twin] + [paced(A, f"{p}%", p * 4e4, p * 3.9e4, 2.0, 10.0 + p, 20.0 + p)
+                                      for p in (25, 50, 75)]
+        doc["knees"] = [knee(A, 1e6, 35.0, 3e6, 85.0)]
+        got = self.series_of(doc)
+        self.assertEqual(list(got), [A])
+        self.assertEqual([ld.name[-7:] for ld in got[A].loads], ["ate:25%", "ate:50%", "ate:75%"])
+        self.assertEqual(got[A].knee, (75 * 3.9e4, 85.0, 3e6))
+        for e in doc["benchmarks"]:
+            del e["config"]
+        self.assertEqual(rr.parse_name(A + "/rate:12.5%")["knobs"], {"rate": "12.5%"})
+        self.assertEqual(len(self.series_of(doc)[A].loads), 3)
+
     def test_real_sample_from_the_null_device(self):
         """tests/tools/data/rate-series.json: a real run on the verbs stand-in's null0
         (WRITE, 1 QP, 64 B and 4 KiB, --rate 100kpps:400kpps:+100kpps, -n 20000) on the

@@ -74,8 +74,9 @@ KNOB_NAMES = tuple(tag for tag, _ in KNOBS.values() if tag and tag != "srq")
 KNOB_DEFAULTS = {tag: default for tag, default in KNOBS.values() if tag and tag != "srq"}
 
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
-# being on/off modes such as /srq (a shared receive queue).
-_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9.]+)*)((?:/[a-z_]+)*)$")
+# being on/off modes such as /srq (a shared receive queue); a knob's value may be a
+# share (/rate:50%).
+_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9.%]+)*)((?:/[a-z_]+)*)$")
 _CQ_RE = re.compile(r"/cq:(\d+)(?:/|$)")
 
 
