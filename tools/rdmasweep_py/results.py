@@ -74,8 +74,9 @@ KNOB_NAMES = tuple(tag for tag, _ in KNOBS.values() if tag and tag != "srq")
 KNOB_DEFAULTS = {tag: default for tag, default in KNOBS.values() if tag and tag != "srq"}
 
 # rdmasweep point names: op/mode/qps:N/size:N/cq:N[/knob:N...][/flag...], flags
-# being on/off modes such as /srq (a shared receive queue).
-_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9.]+)*)((?:/[a-z_]+)*)$")
+# being on/off modes such as /srq (a shared receive queue); a knob's value may be a
+# share (/rate:50%).
+_NAME_RE = re.compile(r"^(send|write|read|cas|faa)/(bw|lat)/qps:(\d+)/size:(\d+)/cq:(\d+)((?:/[a-z_]+:[a-z0-9.%]+)*)((?:/[a-z_]+)*)$")
 _CQ_RE = re.compile(r"/cq:(\d+)(?:/|$)")
 
 
@@ -262,11 +263,12 @@ class Point:
 
 
 class ResultFile:
-    def __init__(self, path, context, points, hist):
+    def __init__(self, path, context, points, hist, knees=None):
         self.path = path
         self.context = context
         self.points = points          # name -> Point, in file order
         self.hist = hist              # name -> hist.json entry ({} when absent)
+        self.knees = knees            # the file's "knees" (--rate series), None when it has none
 
     @property
     def is_rdmasweep(self):
@@ -406,4 +408,6 @@ def load(path, with_hist=True):
         h = _read_json(hist_path(path), "histograms")
         if isinstance(h, dict) and isinstance(h.get("points"), dict):
             hist = h["points"]
-    return ResultFile(path, context, points, hist)
+    knees = data.get("knees")
+    knees = [k for k in knees if isinstance(k, dict)] if isinstance(knees, list) else None
+    return ResultFile(path, context, points, hist, knees)
