@@ -299,7 +299,7 @@ TEST(Mesh, RepetitionsAddAggregates) {
 
 // --rate in a mesh paces each flow: every flow of the point is offered the rate (a
 // constant schedule's own rate: exactly), carries every message counted and both
-// histograms (from due and from post). A share is refused.
+// histograms (from due and from post). (A share's refusal: tests/unit/knobs_test.cpp.)
 TEST(Mesh, RatePacesEveryFlow) {
   REQUIRE_MESH();
   const std::string out = temp_dir() + "/paced.json";
@@ -323,12 +323,6 @@ TEST(Mesh, RatePacesEveryFlow) {
     EXPECT_EQ(p["histogram"]["count"], 400);
     EXPECT_EQ(p["posted_histogram"]["count"], 400);
   }
-  argv = mpirun(2);
-  for (const char* a : {"--pattern", "pairs", "--rate", "50%", "--out", "/tmp/rdmasweep-mesh-unused.json"}) argv.push_back(a);
-  Outcome refused = run(argv, 120s);
-  EXPECT_NE(refused.code, 0) << both(refused);
-  EXPECT_NE(refused.err.find("--rate 50%: in a mesh each flow is paced at an absolute rate"), std::string::npos)
-      << both(refused);
 }
 
 // --cq-policy: more outstanding work than one CQ holds stops the mesh before any
