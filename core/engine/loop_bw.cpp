@@ -33,17 +33,9 @@ LoopStats run_bw_initiator(LoopResources& r, uint64_t per_qp, double duration, c
   Poller poller(r, watch);
   CreditReads credits = make_credit_reads(r);
   CreditReads* cr = credits.window != 0 ? &credits : nullptr;
-  if (both_ways_send(r.cfg)) {  // the peer's SENDs complete on this loop's CQ too
-    Receives receives(r);
-    VerbsOps ops(r, poller, &receives);
-    return bw_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals, cr);
-  }
-  VerbsOps ops(r, poller, nullptr);
-  if (r.cfg.knobs.validate) {  // never with --bidir (validate() refuses it)
-    CheckedOps checked(r, ops, nullptr);
-    return bw_initiator_loop(checked, wrs, r.sq, p, watch, nullptr, cr);
-  }
-  return bw_initiator_loop(ops, wrs, r.sq, p, watch, nullptr, cr);
+  return with_initiator_ops(r, poller, [&](auto& ops, Arrivals* in) {
+    return bw_initiator_loop(ops, wrs, r.sq, p, watch, in, cr);
+  });
 }
 
 LoopStats run_bw_receiver(LoopResources& r, std::vector<uint64_t>& expected, const RunControl& ctl, uint64_t warmup,

@@ -50,17 +50,9 @@ PacedStats run_paced_initiator(LoopResources& r, uint64_t per_qp, double duratio
   SendWrs wrs = make_send_wrs(r, 1, opcode_of(c.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);
   Poller poller(r, watch);
-  if (both_ways_send(c)) {  // the peer's SENDs complete on this loop's CQ too
-    Receives receives(r);
-    VerbsOps ops(r, poller, &receives);
-    return paced_initiator_loop(ops, wrs, r.sq, p, watch, &r.arrivals);
-  }
-  VerbsOps ops(r, poller, nullptr);
-  if (c.knobs.validate) {  // never with --bidir (validate() refuses it)
-    CheckedOps checked(r, ops, nullptr);
-    return paced_initiator_loop(checked, wrs, r.sq, p, watch);
-  }
-  return paced_initiator_loop(ops, wrs, r.sq, p, watch);
+  return with_initiator_ops(r, poller, [&](auto& ops, Arrivals* in) {
+    return paced_initiator_loop(ops, wrs, r.sq, p, watch, in);
+  });
 }
 
 }  // namespace rdmasweep

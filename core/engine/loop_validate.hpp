@@ -85,4 +85,23 @@ class CheckedOps {
   uint64_t corrupt_ = UINT64_MAX;
 };
 
+// The device calls an initiator's loop (flat out or paced) runs on, chosen once before
+// it: the peer's SENDs taken on the same CQ (--bidir SEND, counted in r.arrivals), or
+// every message checked (--validate, never with --bidir), or the device's own. `run` is
+// called as run(ops, arrivals), arrivals null but with --bidir SEND.
+template <class Run>
+auto with_initiator_ops(LoopResources& r, Poller& poller, Run&& run) {
+  if (both_ways_send(r.cfg)) {
+    Receives receives(r);
+    VerbsOps ops(r, poller, &receives);
+    return run(ops, &r.arrivals);
+  }
+  VerbsOps ops(r, poller, nullptr);
+  if (r.cfg.knobs.validate) {
+    CheckedOps checked(r, ops, nullptr);
+    return run(checked, static_cast<Arrivals*>(nullptr));
+  }
+  return run(ops, static_cast<Arrivals*>(nullptr));
+}
+
 }  // namespace rdmasweep::detail
