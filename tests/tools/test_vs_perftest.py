@@ -7,7 +7,7 @@ import sys
 import time
 import unittest
 
-from _util import run_tool, tool_script
+from _util import run_tool, tool_script, tools_module
 
 # perftest flag -> rdmasweep flag with the same meaning.
 SAME = {"-d": "-d", "-x": "-x", "-s": "-s", "-n": "-n", "-q": "-q", "-t": "-t", "-Q": "-Q", "-r": "-r",
@@ -93,6 +93,64 @@ class VsPerftest(unittest.TestCase):
                 self.assertNotIn(f, by[("perftest", "client")], point)
             for f in ("--warmup", "-I", "--outs", "-t", "-Q"):
                 self.assertNotIn(f, by[("rdmasweep", "client")], point)
+
+
+class Pacing(unittest.TestCase):
+    """--table pacing: both tools asked for the same offered rate on the same point."""
+
+    def test_both_tools_paced_at_the_same_share_of_the_flat_out_rate(self):
+        _, lines = dry_run("--table", "pacing", "--shares", "5,90", "--flat-out", "200000", "--pacing-seconds", "2")
+        paced = {name: cmds for name, cmds in lines.items() if "/rate:" in name}
+        self.assertEqual(sorted({n.split("/")[0] for n in paced}), ["read", "send", "write"])
+        self.assertEqual(len(paced), 3 * 2 * 2)  # ops x shares x arrivals
+        for name, cmds in paced.items():
+            with self.subTest(point=name):
+                by = {(t, s): flags(a) for t, s, a in cmds}
+                share = float(name.split("/rate:")[1].split("%")[0])
+                pps = round(200000 * share / 100)
+                sc = by[("rdmasweep", "client")]
+                self.assertEqual(sc["--rate"], f"{pps}pps")
+                self.assertEqual(sc["-Q"], "1")
+                self.assertEqual(sc["-n"], str(max(1000, 2 * pps)))  # about --pacing-seconds at the rate
+                if name.endswith("/poisson"):  # perftest has no random arrivals: rdmasweep alone
+                    self.assertEqual(sc["--arrivals"], "poisson")
+                    self.assertNotIn(("perftest", "client"), by)
+                    continue
+                self.assertEqual(sc["--arrivals"], "constant")
+                argv = {(t, s): a for t, s, a in cmds}
+                for side in ("server", "client"):
+                    pc = by[("perftest", side)]
+                    for f in (f"--rate_limit={pps}", "--rate_units=p", "--rate_limit_type=SW", "--burst_size=1"):
+                        self.assertIn(f, argv[("perftest", side)], side)
+                    for f in ("-n", "-Q", "-s", "-q", "-t"):
+                        self.assertEqual(pc.get(f), sc.get(f), f"{side} {f}")
+
+    def test_the_flat_out_rate_is_measured_signaling_every_message_on_both(self):
+        _, lines = dry_run("--table", "pacing", "--only", "read")
+        flat = {(t, s): flags(a) for t, s, a in lines["read/bw/qps:1/size:64/flat-out"]}
+        self.assertEqual(flat[("perftest", "client")]["-Q"], "1")
+        self.assertEqual(flat[("rdmasweep", "client")]["-Q"], "1")
+        self.assertNotIn("--rate", flat[("rdmasweep", "client")])
+        self.assertFalse(any(k.startswith("--rate_limit") for k in flat[("perftest", "client")]))
+        self.assertFalse(any(n.startswith(("write", "send")) for n in lines))  # --only
+
+    def test_a_share_outside_0_to_100_is_refused_in_one_line(self):
+        for bad in ("0", "150", "5,-1", "half"):
+            p = run_tool("vs-perftest", "--dry-run", "--table", "pacing", "--shares", bad)
+            self.assertNotEqual(p.returncode, 0, bad)
+            self.assertIn("percentages above 0 and at most 100", p.stderr)
+
+    def test_the_error_is_each_tools_achieved_rate_against_the_offered_one(self):
+        pv = tools_module("pacing_vs")
+        runs = {"perftest": [{"Mmsg/s": 0.0925}, {"Mmsg/s": 0.0930}, {"Mmsg/s": 0.0920}],
+                "rdmasweep": [{"Mmsg/s": 0.0999}, {"Mmsg/s": 0.1001}, {"Mmsg/s": 0.0980}]}
+        r = pv.row("write/bw/qps:1/size:64", 50, 100000, "constant", runs)
+        self.assertAlmostEqual(r["perftest_error_pct"], -7.5)
+        self.assertAlmostEqual(r["rdmasweep_error_pct"], -0.1)
+        self.assertTrue(r["rdmasweep_within"])
+        r = pv.row("write/bw/qps:1/size:64", 50, 100000, "constant", {"rdmasweep": runs["perftest"]})
+        self.assertFalse(r["rdmasweep_within"])  # 7.5 % short
+        self.assertNotIn("perftest_error_pct", r)  # Poisson rows: rdmasweep alone
 
 
 class Rounds(unittest.TestCase):
