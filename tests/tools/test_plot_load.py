@@ -206,6 +206,14 @@ class LoadLatencyChart(TempDirCase):
             self.assertNotIn("load_latency.png", f.read())
         self.assertIn(SKIP, f"{r.stderr}")
 
+    def test_report_of_the_real_sample_renders_in_headless_chromium(self):
+        html = self.path("report/index.html")
+        r = run_tool("plot", os.path.join(DATA, "rate-series.json"), "--out", self.path("charts"), "--report", html)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(html, encoding="utf-8") as f:
+            self.assertIn("<code>load_latency.png</code>", f.read())
+        self.assert_renders(html)
+
     def test_real_sample_is_drawn(self):
         r = self.plot(os.path.join(DATA, "rate-series.json"))
         self.assertNotIn(SKIP, r.stderr)
