@@ -53,6 +53,7 @@ struct ClientOptions : Common {
   std::string multicast;    // --multicast GROUP: UD datagrams to the servers in HOST that joined it
   bool plan = false;        // --plan: print the sweep's plan (bench/sweep_plan.hpp), connect nothing
   std::string plan_from;    // --plan-from FILE: the plan's rates from an earlier run's results
+  std::string beside;       // --beside KNOBS: each point also measured beside this background workload
 };
 
 struct ServerOptions : Common {

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <iostream>
 
 #include <benchmark/benchmark.h>
 
 #include "bench/cli.hpp"
+#include "bench/client_beside.hpp"
 #include "bench/commands.hpp"
 #include "bench/reporter.hpp"
 #include "bench/sweep_plan.hpp"
@@ -142,44 +144,75 @@ double flat_out_rate(const PointStore& store, const TestConfig& c) {
   return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
 }
 
-// One Google Benchmark per point, each running it through the session; after a
-// failure that leaves client and server out of step (or an interrupt), the rest are
-// recorded as not run. QPs are created once per shape and reused across sizes.
-void register_points(const std::vector<TestConfig>& points, uint32_t repetitions, ClientSession& session,
-                     PointStore& store, Progress& progress, std::string& abort_reason) {
+// What the registered points share: the session, their results, the progress line and
+// why the rest are not run (a failure that leaves client and server out of step, or an
+// interrupt); with --beside, the background.
+struct Registry {
+  ClientSession& session;
+  PointStore& store;
+  Progress& progress;
+  std::string& abort_reason;
+  Background* background;
+};
+
+// One Google Benchmark run of the row `name`: `run` measures it (adding any figures of
+// the row's own to its argument).
+template <class Run>
+void run_row(benchmark::State& st, Registry& reg, const std::string& name, Run run) {
+  for (auto _ : st) {
+    if (!reg.abort_reason.empty()) {
+      st.SkipWithError(("not run: " + reg.abort_reason).c_str());
+      break;
+    }
+    reg.progress.starting(name);
+    try {
+      Figures extra;
+      PointResult r = run(extra);
+      st.SetIterationTime(r.seconds);
+      for (const auto& [k, v] : figures(r)) st.counters[k] = v;
+      for (const auto& [k, v] : extra) st.counters[k] = v;
+      if (r.latency) st.SetLabel(latency_kind(r.cfg));
+      reg.store[name].push_back(std::move(r));
+      reg.progress.ended(name, true);
+    } catch (const std::exception& e) {
+      reg.progress.ended(name, false);
+      if (g_interrupted) reg.abort_reason = "interrupted";
+      else if (reg.session.broken()) reg.abort_reason = std::string("an earlier point failed: ") + e.what();
+      st.SkipWithError(e.what());
+    }
+  }
+}
+
+void register_row(const std::string& name, uint32_t repetitions, std::function<void(benchmark::State&)> fn) {
+  benchmark::RegisterBenchmark(name.c_str(), std::move(fn))
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Repetitions(static_cast<int>(repetitions))
+      ->ReportAggregatesOnly(false)
+      ->Unit(benchmark::kMillisecond);
+}
+
+// One Google Benchmark per point (and, with --beside, its row beside the background
+// right after it), each running it through the session. QPs are created once per
+// shape and reused across sizes.
+void register_points(const std::vector<TestConfig>& points, uint32_t repetitions, Registry& reg) {
   std::vector<uint64_t> slots = plan_slots(points);
   for (size_t i = 0; i < points.size(); ++i) {
     const TestConfig& cfg = points[i];
     const uint64_t slot = slots[i];
-    std::string name = point_name(cfg);
-    auto run_point = [&session, &store, &progress, &abort_reason, cfg, slot, name](benchmark::State& st) {
-      for (auto _ : st) {
-        if (!abort_reason.empty()) {
-          st.SkipWithError(("not run: " + abort_reason).c_str());
-          break;
-        }
-        progress.starting(name);
-        try {
-          PointResult r = session.run(is_share(cfg.knobs.rate) ? paced_at_share(cfg, flat_out_rate(store, cfg)) : cfg, slot);
-          st.SetIterationTime(r.seconds);
-          for (const auto& [k, v] : figures(r)) st.counters[k] = v;
-          if (r.latency) st.SetLabel(latency_kind(cfg));
-          store[name].push_back(std::move(r));
-          progress.ended(name, true);
-        } catch (const std::exception& e) {
-          progress.ended(name, false);
-          if (g_interrupted) abort_reason = "interrupted";
-          else if (session.broken()) abort_reason = std::string("an earlier point failed: ") + e.what();
-          st.SkipWithError(e.what());
-        }
-      }
-    };
-    benchmark::RegisterBenchmark(name.c_str(), run_point)
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Repetitions(static_cast<int>(repetitions))
-        ->ReportAggregatesOnly(false)
-        ->Unit(benchmark::kMillisecond);
+    const std::string name = point_name(cfg);
+    register_row(name, repetitions, [&reg, cfg, slot, name](benchmark::State& st) {
+      run_row(st, reg, name, [&](Figures&) {
+        return reg.session.run(is_share(cfg.knobs.rate) ? paced_at_share(cfg, flat_out_rate(reg.store, cfg)) : cfg, slot);
+      });
+    });
+    if (!reg.background) continue;
+    register_row(beside_name(name), repetitions, [&reg, cfg, slot, name](benchmark::State& st) {
+      run_row(st, reg, beside_name(name), [&](Figures& extra) {
+        const TestConfig c = is_share(cfg.knobs.rate) ? paced_at_share(cfg, flat_out_rate(reg.store, cfg)) : cfg;
+        return run_point_beside(*reg.background, reg.session, c, slot, reg.store[name], extra);
+      });
+    });
   }
 }
 
@@ -194,6 +227,19 @@ SessionOptions session_options(const cli::ClientOptions& o, const Placement& pla
   if (route) so.cm_address = route->address;
   if (o.verbose) so.verbose = [](const std::string& s) { std::fprintf(stderr, "rdmasweep: %s\n", s.c_str()); };
   return so;
+}
+
+// --beside: the background's own connection to the server, which HELLO asks to serve
+// it alongside the client's main one.
+std::unique_ptr<ClientSession> beside_session(const cli::ClientOptions& o, LocalFabric& fabric, SessionOptions so) {
+  so.beside = true;
+  so.progress_file = nullptr;  // the lines a script acts on are the measured points'
+  try {
+    return std::make_unique<ClientSession>(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
+  } catch (const control::ChannelError& e) {
+    throw control::ChannelError(std::string("--beside: the background's connection to the server: ") + e.what() +
+                                " (a server started with --once serves one connection: drop --once)");
+  }
 }
 
 // What the server's port can carry, checked before any QP exists.
@@ -262,6 +308,8 @@ int client_main(int argc, char** argv) {
   if (cli::help_printed(cli::parse_client, argc, argv, &o)) return kOk;
   if (!o.multicast.empty()) return multicast_client_main(o);
   std::vector<TestConfig> points = expand(o.spec, {o.cm});  // ConfigError: nothing created yet
+  std::optional<Background> background;
+  if (!o.beside.empty()) background.emplace(Background{background_point(o.beside, {o.cm}), {}, nullptr});
   const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
   if (o.plan) return print_plan(o, plan);
   // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
@@ -279,6 +327,7 @@ int client_main(int argc, char** argv) {
   const Placement placement = choose_placement(fabric.dev.name(), o.cpus);  // before any QP exists
   if (o.cap_to_cq) cli::cap_points(points, static_cast<uint64_t>(fabric.dev.attr().max_cqe), "this host's", "rdmasweep");
   for (const TestConfig& c : points) check_device_limits(c, fabric.dev);
+  if (background) check_device_limits(background->cfg, fabric.dev);
   const SessionOptions so = session_options(o, placement, route, progress_file);
   ClientSession session(fabric, control::Channel::connect(o.host, o.port, so.timeout), so);
   try {
@@ -295,20 +344,28 @@ int client_main(int argc, char** argv) {
 
   PointStore store;
   std::string abort_reason;
-  Progress progress(points.size() * o.spec.repetitions, o.progress, progress_file);
-  register_points(points, o.spec.repetitions, session, store, progress, abort_reason);
+  Progress progress(points.size() * o.spec.repetitions * (background ? 2 : 1), o.progress, progress_file);
+  if (background) background->connect = [&] { return beside_session(o, fabric, so); };
+  Registry registry{session, store, progress, abort_reason, background ? &*background : nullptr};
+  register_points(points, o.spec.repetitions, registry);
 
   if (!init_benchmark(argv[0], o.benchmark_args)) return kUsage;
 
-  SweepReporter reporter(o.out, make_context(o, fabric, session.server(), points, placement, route), points, store, abort_reason,
-                         name_width(points, o.spec.repetitions), o.format, started);
+  nlohmann::json context = make_context(o, fabric, session.server(), points, placement, route);
+  if (background) context["beside"] = {{"knobs", o.beside}, {"point", point_name(background->cfg)}, {"config", background->cfg}};
+  SweepReporter reporter(o.out, std::move(context), points, store, abort_reason,
+                         name_width(points, o.spec.repetitions) + (background ? 7 : 0), o.format, started);
+  if (background)
+    for (const TestConfig& c : points) reporter.add_row(beside_name(point_name(c)), c, point_name(background->cfg));
   WallTime outside;
   Laps(outside, started).lap(&WallTime::setup);  // clock calibration, device, connection, HELLO
   size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
   Laps laps(outside);
   session.close(abort_reason);
+  if (background && background->session && !background->session->broken()) background->session->close(abort_reason);
   laps.lap(&WallTime::control);
   session.release();
+  if (background) background->session.reset();
   laps.lap(&WallTime::setup);  // the last shape's QPs destroyed
   reporter.add_time(outside);
   reporter.finish();

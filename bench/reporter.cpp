@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/client_beside.hpp"
 #include "core/config/knobs.hpp"
 #include "core/results/perftest_reporter.hpp"
 #include "core/results/records.hpp"
@@ -38,6 +39,11 @@ SweepReporter::SweepReporter(std::string out_path, json context, const std::vect
       abort_reason_(abort_reason),
       started_(started) {
   for (const TestConfig& c : points) config_of_.emplace(point_name(c), c);
+}
+
+void SweepReporter::add_row(const std::string& name, const TestConfig& cfg, const std::string& background) {
+  config_of_.emplace(name, cfg);
+  background_of_.emplace(name, background);
 }
 
 bool SweepReporter::ReportContext(const Context& ctx) {
@@ -98,6 +104,8 @@ json SweepReporter::entry(const Run& r) const {
   if (!r.report_label.empty()) b["label"] = r.report_label;
   auto cfg = config_of_.find(point);
   if (cfg != config_of_.end()) b["config"] = cfg->second;
+  auto bg = background_of_.find(point);
+  if (bg != background_of_.end()) b["background"] = bg->second;
   return b;
 }
 
@@ -119,6 +127,12 @@ void SweepReporter::ReportRuns(const std::vector<Run>& runs) {
     if (this_run) flags = add_counters(b, *this_run);
     const bool first_run = r.run_type == Run::RT_Iteration && store_.count(point) && !report_.document().has_record(point);
     report_.add(std::move(b), first_run ? histogram_record(store_.at(point)) : json());
+    if (r.run_type == Run::RT_Iteration && !r.error_occurred && background_of_.count(point)) {
+      Figures row;
+      for (const auto& [k, c] : r.counters) row.emplace_back(k, c.value);
+      const std::string line = beside_note(background_of_.at(point), row);
+      notes.push_back(notes_under_rows_ ? line : "rdmasweep: " + point + ":" + line.substr(1));
+    }
     if (!flags.empty()) {
       std::string line;
       for (const std::string& f : flags) line += (line.empty() ? "" : ", ") + f;

@@ -41,6 +41,10 @@ class SweepReporter : public benchmark::BenchmarkReporter {
                 const PointStore& store, const std::string& abort_reason, size_t name_width,
                 cli::ConsoleFormat format, std::chrono::steady_clock::time_point started);
 
+  // A row that is not one of `points` by name (client --beside: NAME/beside, the
+  // point `cfg` beside the background point `background`).
+  void add_row(const std::string& name, const TestConfig& cfg, const std::string& background);
+
   bool ReportContext(const Context& ctx) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   // Google Benchmark's end of the sweep: nothing yet, finish() writes the results.
@@ -69,6 +73,7 @@ class SweepReporter : public benchmark::BenchmarkReporter {
   // perftest's tables, which a parser reads to their closing line.
   bool notes_under_rows_;
   std::map<std::string, TestConfig> config_of_;  // by point name
+  std::map<std::string, std::string> background_of_;  // add_row()'s rows: the background point
   const PointStore& store_;
   const std::string& abort_reason_;
   std::chrono::steady_clock::time_point started_;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <exception>
-#include <thread>
 
+#include "core/point/beside.hpp"
 #include "core/results/model.hpp"
 #include "core/results/records.hpp"
 
@@ -132,36 +132,17 @@ Measurement Runner::measure(const Candidate& c, const std::string& phase) {
   if (!c.aggressor) return m;
 
   // The aggressor floods for longer than the victim's setup and window, on its own
-  // connection; the victim's window must lie inside the aggressor's to count.
+  // connection; the victim runs once the aggressor's traffic flows, and counts only
+  // when its window lies inside that traffic (core/point/beside.hpp).
   TestConfig aggr = *c.aggressor;
   aggr.work.duration = 3 * c.point.work.duration + 0.5;
-  std::optional<PointResult> ar;
-  std::string aerr;
-  std::exception_ptr failure;
-  std::thread t([&] {
-    try {
-      renew(aggressor_, true);
-      ar = aggressor_->run(aggr);
-    } catch (const std::exception& e) {
-      aerr = e.what();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
   std::string verr;
-  std::optional<PointResult> beside;
-  try {
-    beside = run(main_, c.point, phase, "beside", &verr);
-  } catch (...) {
-    t.join();
-    throw;
-  }
-  t.join();
-  if (failure) std::rethrow_exception(failure);
-  record(aggr, ar ? &*ar : nullptr, aerr, phase, "aggressor");
-  if (beside && ar && beside->began >= ar->began && beside->ended <= ar->ended) {
-    m.beside_rate = measurement_of(*beside).msg_rate;
-  } else if (beside && ar) {
+  BesideRun b = run_beside(aggressor_, [this] { return reconnect(true); }, aggr,
+                           [&] { return run(main_, c.point, phase, "beside", &verr); });
+  record(aggr, b.background ? &*b.background : nullptr, b.background_error, phase, "aggressor");
+  if (b.overlapped()) {
+    m.beside_rate = measurement_of(*b.point).msg_rate;
+  } else if (b.point && b.background) {
     ++no_overlap_;
   }
   return m;

@@ -346,4 +346,26 @@ std::vector<TestConfig> expand(const SweepSpec& s, const PointContext& ctx) {
   return with_flat_out_twins(points);
 }
 
+TestConfig background_point(const std::string& text, const PointContext& ctx) {
+  const std::string how = ": give the background's knobs as KEY=VALUE pairs, one value each, e.g. "
+                          "--beside 'op=write,mode=bw,qps=8,size=64k'";
+  SweepSpec spec;
+  std::stringstream in(text);
+  std::string pair;
+  while (std::getline(in, pair, ',')) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
+      throw ConfigError("--beside: '" + pair + "' is not KEY=VALUE" + how);
+    const std::string key = pair.substr(0, eq);
+    if (key == "iters" || key == "duration" || key == "repetitions")
+      throw ConfigError("--beside: " + key + ": the background runs as long as the point beside it needs; drop " + key);
+    apply_override(spec, key, pair.substr(eq + 1));
+  }
+  if (text.empty()) throw ConfigError("--beside: empty" + how);
+  std::vector<TestConfig> points = expand_product(spec, ctx);
+  if (points.size() != 1 || is_share(points[0].knobs.rate))
+    throw ConfigError("--beside: one background point, with an absolute --rate if any" + how);
+  return points[0];
+}
+
 }  // namespace rdmasweep

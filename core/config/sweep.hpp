@@ -39,6 +39,10 @@ void apply_override(SweepSpec& spec, const std::string& key, const std::string& 
 // before it: the sweep's own copy moved there, else one added.
 std::vector<TestConfig> expand(const SweepSpec& spec, const PointContext& ctx = {});
 
+// The background workload of `client --beside TEXT` ("op=write,mode=bw,qps=8,size=64k":
+// sweep keys, one value each, the rest their defaults). Throws ConfigError saying how.
+TestConfig background_point(const std::string& text, const PointContext& ctx = {});
+
 // The same point unpaced (rate none, constant arrivals).
 TestConfig flat_out_twin(const TestConfig& c);
 // `c` (a --rate share point) paced at its share of `flat_out` messages per second, its

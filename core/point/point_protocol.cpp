@@ -180,6 +180,7 @@ static void settle(PointResources& res, const control::PeerLink& link, const std
 static PointResult lead(PointResources& res, control::PeerLink& link, const EndOptions& o, control::Counts* got_out) {
   std::vector<uint64_t> sent;
   if (o.progress_file) o.progress_file->say("traffic", point_name(res.cfg()));
+  if (o.on_traffic) o.on_traffic();
   PointResult out = run_leading_loops(res, link, o, sent);
   res.fence_writes(o.timeout);
   if (o.laps) o.laps->split(&WallTime::measured, out.seconds, &WallTime::warmup);

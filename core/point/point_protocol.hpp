@@ -87,6 +87,8 @@ struct EndOptions {
   // --progress-file: "traffic NAME" as this end's loops start (or, for a passive target, as it
   // starts waiting for DONE); null: nothing said.
   const ProgressFile* progress_file = nullptr;
+  // Leading end: called as its loops start (a point run beside this one waits for it).
+  std::function<void()> on_traffic;
 };
 
 // Runs the point's measured loops on connected `res`, then DONE, RESULT and every

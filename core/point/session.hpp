@@ -35,6 +35,9 @@ class ClientSession {
   void close(const std::string& error = "");
   // Destroys the last point's QPs and buffers (after close(), or they go with the session).
   void release() { res_.reset(); }
+  // Called once each point's traffic begins (its QPs connected, warm-up first): what
+  // a point run beside this one waits for (core/point/beside.hpp); null: nothing.
+  void on_traffic(std::function<void()> f) { opt_.on_traffic = std::move(f); }
   // True once a failure left client and server out of step: no further point can run.
   bool broken() const { return broken_; }
   // The control channel after HELLO, for the messages outside the point protocol

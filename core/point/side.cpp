@@ -76,6 +76,7 @@ EndOptions end_options(const SessionOptions& opt, const LocalFabric& fabric) {
   e.interval = opt.interval;
   e.iwarp = fabric.dev.is_iwarp();
   e.progress_file = opt.progress_file;
+  e.on_traffic = opt.on_traffic;
   return e;
 }
 

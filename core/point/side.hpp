@@ -48,6 +48,8 @@ struct SessionOptions {
   std::string join;
   // --progress-file: each point's steps as they happen (core/results/progress_file.hpp); null: none.
   const ProgressFile* progress_file = nullptr;
+  // Client: called as each point's traffic begins (EndOptions::on_traffic).
+  std::function<void()> on_traffic;
 };
 
 // Long enough for any test; a dead peer is noticed sooner by its silence, EOF or TCP keepalive.

@@ -137,6 +137,36 @@ TEST_F(Workloads, PacedBothWaysCountsEachDirectionAtTheRate) {
   }
 }
 
+// --beside: each point alone, then again on its own QPs while a background workload
+// runs on a second connection the server serves alongside; the second row's ratios are
+// its figures over the point's alone (one run: exactly that run's), its counts exact.
+TEST_F(Workloads, BesideMeasuresEachPointAloneThenInsideTheBackgroundsTraffic) {
+  std::string out = dir_ + "/beside.json";
+  Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "400", "--warmup", "10", "--beside",
+                      "op=write,mode=bw,qps=4,size=16k", "--out", out});
+  ASSERT_EQ(o.code, 0) << both(o);
+  json r = load_json(out);
+  ASSERT_EQ(r["benchmarks"].size(), 2u) << r.dump();
+  const json& alone = r["benchmarks"][0];
+  const json& beside = r["benchmarks"][1];
+  const std::string bg = r["context"]["beside"]["point"].get<std::string>();
+  EXPECT_EQ(bg.rfind("write/bw/qps:4/size:16384", 0), 0u) << bg;
+  EXPECT_EQ(beside["name"].get<std::string>(), alone["name"].get<std::string>() + "/beside");
+  EXPECT_EQ(beside["background"].get<std::string>(), bg);
+  EXPECT_EQ(beside["config"], alone["config"]);
+  EXPECT_EQ(beside["messages"].get<double>(), 400);
+  for (const char* k : {"lat_p50_us", "lat_p99_us", "items_per_second"})
+    EXPECT_NEAR(beside[std::string(k) + "_vs_alone"].get<double>(), beside[k].get<double>() / alone[k].get<double>(),
+                1e-9 * beside[k].get<double>() / alone[k].get<double>()) << k;
+  EXPECT_GT(beside["background_bytes_per_second"].get<double>(), 0);
+  EXPECT_FALSE(alone.contains("background"));
+  EXPECT_NE(o.out.find("  beside " + bg + ": "), std::string::npos) << o.out;
+
+  Outcome bad = client({"--op", "write", "--beside", "qps=1,2"});
+  EXPECT_EQ(bad.code, 2) << both(bad);
+  EXPECT_NE(bad.err.find("'2' is not KEY=VALUE"), std::string::npos) << bad.err;
+}
+
 TEST_F(Workloads, BidirectionalLatencyAndTimedSendAreRefusedInOneLine) {
   Outcome lat = client({"--bidir", "--mode", "lat", "--out", dir_ + "/a.json"}, 60s);
   EXPECT_EQ(lat.code, 2) << both(lat);

@@ -155,4 +155,39 @@ TEST(Sweep, ShippedConfigsParse) {
   }
 }
 
+TEST(Beside, TheBackgroundIsOnePointOfTheKnobsGivenTheRestTheirDefaults) {
+  TestConfig bg = background_point("op=write,mode=bw,qps=8,size=64k");
+  EXPECT_EQ(bg.work.op, Op::Write);
+  EXPECT_EQ(bg.work.mode, Mode::Bw);
+  EXPECT_EQ(bg.work.qps, 8u);
+  EXPECT_EQ(bg.work.size, 65536u);
+  EXPECT_EQ(bg.knobs.tx_depth, expand(SweepSpec{}).at(0).knobs.tx_depth);
+  EXPECT_EQ(background_point("op=send,bidir=1,rate=1mpps").knobs.rate, expand([] {
+              SweepSpec s;
+              apply_override(s, "rate", "1mpps");
+              return s;
+            }()).at(0).knobs.rate);
+}
+
+TEST(Beside, RefusesWhatIsNotOneBackgroundPointSayingHow) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "KEY=VALUE"},
+      {"op=write,qps", "'qps' is not KEY=VALUE"},
+      {"qps=1,2", "'2' is not KEY=VALUE"},
+      {"qps=1:4:+1", "one background point"},
+      {"rate=50%", "absolute --rate"},
+      {"duration=3", "runs as long as the point beside it needs"},
+      {"colour=red", "colour"},
+  };
+  for (const auto& [text, why] : bad) {
+    try {
+      background_point(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+    }
+  }
+}
+
 }  // namespace rdmasweep
