@@ -61,12 +61,16 @@ PointResult run_point_beside(Background& bg, ClientSession& main, const TestConf
 std::string beside_note(const std::string& background_point, const Figures& row) {
   std::string s = "  beside " + background_point + ":";
   char b[96];
-  for (const auto& [k, v] : row) {
-    if (k.size() < 9 || k.compare(k.size() - 9, 9, "_vs_alone") != 0 || k == "bytes_per_second_vs_alone") continue;
-    const std::string what = k == "items_per_second_vs_alone" ? "rate" : k.substr(4, k.size() - 4 - 12);
-    std::snprintf(b, sizeof b, " %s %.2fx", what.c_str(), v);
-    s += b;
-  }
+  const std::pair<const char*, const char*> said[] = {{"items_per_second_vs_alone", "rate"},
+                                                      {"lat_p50_us_vs_alone", "p50"},
+                                                      {"lat_p99_us_vs_alone", "p99"},
+                                                      {"lat_p999_us_vs_alone", "p99.9"}};
+  for (const auto& [key, what] : said)
+    for (const auto& [k, v] : row)
+      if (k == key) {
+        std::snprintf(b, sizeof b, " %s %.2fx", what, v);
+        s += b;
+      }
   s += " of alone";
   for (const auto& [k, v] : row)
     if (k == "background_bytes_per_second") {

@@ -200,6 +200,7 @@ class Point:
         self.aggregates = {}    # aggregate_name -> entry
         self.errors = []        # error messages of failed runs
         self.entries = []       # every entry but the aggregates, failed ones too, in file order
+        self.background = None  # client --beside: the background point of a NAME/beside row
 
     def add_config(self, cfg):
         """Takes the point's parameters from an entry's `config` (the first one
@@ -362,7 +363,18 @@ class ResultFile:
         return [p for p in self.points.values() if p.failed]
 
     def ok_points(self):
-        return [p for p in self.points.values() if not p.failed]
+        """The points with a successful run; not the --beside rows (their configs are
+        their points' own: isolation_pairs() has them)."""
+        return [p for p in self.points.values() if not p.failed and p.background is None]
+
+    def isolation_pairs(self):
+        """client --beside: [(the point alone, its NAME/beside row)] where both ran."""
+        out = []
+        for p in self.points.values():
+            alone = self.points.get(p.name[: -len("/beside")]) if p.name.endswith("/beside") else None
+            if p.background is not None and not p.failed and alone is not None and not alone.failed:
+                out.append((alone, p))
+        return out
 
 
 def _base_name(entry):
@@ -394,6 +406,8 @@ def load(path, with_hist=True):
         base = _base_name(e)
         p = points.setdefault(base, Point(base))
         p.add_config(e.get("config"))
+        if isinstance(e.get("background"), str):
+            p.background = e["background"]
         if e.get("error_occurred") or e.get("run_type") != "aggregate":
             p.entries.append(e)
         if e.get("error_occurred"):
