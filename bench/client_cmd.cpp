@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <future>
 #include <iostream>
 
@@ -290,9 +291,26 @@ int summarize(SweepReporter& reporter, size_t ran, const std::string& out) {
   return reporter.failed() > 0 ? kFailed : kOk;
 }
 
+// --plan with --beside: each point's second row, the background's time and buffers.
+std::string beside_plan_text(const std::vector<TestConfig>& points, const SweepPlan& plan, const TestConfig& background) {
+  double extra = 0;
+  for (const TestConfig& c : points) extra += plan.repetitions * background_seconds(measuring_seconds(c, plan.rates));
+  const SweepPlan bg = plan_sweep({background}, 1, plan.rates);
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "--beside: each point runs again as NAME/beside, while the background %s runs for 3x the point's "
+                "measured time + 1 s on a connection and QPs of its own: about %s more, and %s more buffers on "
+                "each side while it runs\n",
+                point_name(background).c_str(), human_seconds(extra).c_str(),
+                human_bytes(static_cast<double>(bg.max_side_bytes)).c_str());
+  return b;
+}
+
 // --plan: what this run would do, from the options alone (nothing opened or connected).
-int print_plan(const cli::ClientOptions& o, const SweepPlan& plan) {
+int print_plan(const cli::ClientOptions& o, const std::vector<TestConfig>& points, const SweepPlan& plan,
+               const std::optional<Background>& background) {
   std::cout << plan_text(plan);
+  if (background) std::cout << beside_plan_text(points, plan, background->cfg);
   if (o.cap_to_cq)
     std::cout << "--cq-policy cap: a point whose QPs need more than the device's max_cqe runs with lower depths, "
                  "under another name\n";
@@ -311,7 +329,7 @@ int client_main(int argc, char** argv) {
   std::optional<Background> background;
   if (!o.beside.empty()) background.emplace(Background{background_point(o.beside, {o.cm}), {}, nullptr});
   const SweepPlan plan = plan_sweep(points, o.spec.repetitions, o.plan_from.empty() ? PlanRates{} : rates_from_file(o.plan_from));
-  if (o.plan) return print_plan(o, plan);
+  if (o.plan) return print_plan(o, points, plan, background);
   // The clock's calibration (two 50 ms sleeps) runs while the device opens and the server answers.
   std::future<void> calibrated;
   try {

@@ -232,5 +232,28 @@ TEST(ClientPlan, PrintsThePointsAndConnectsNothing) {
   EXPECT_EQ(d.out.rfind(o.out, 0), 0u) << test::both(d);
 }
 
+TEST(ClientPlan, BesideAddsEachPointsRowBesideTheBackgroundItsTimeAndBuffers) {
+  Listener server;
+  const std::string bin = RDMASWEEP_BIN;
+  test::Outcome o = test::run({bin, "client", "127.0.0.1", "--port", server.port(), "--plan", "--op", "write", "-s",
+                               "64", "-q", "1,4", "--repetitions", "2", "--beside", "op=write,mode=bw,qps=8,size=64k"},
+                              30s);
+  EXPECT_EQ(o.code, 0) << test::both(o);
+  SweepSpec spec;
+  apply_override(spec, "op", "write");
+  apply_override(spec, "size", "64");
+  apply_override(spec, "qps", "1,4");
+  double extra = 0;
+  for (const TestConfig& c : expand(spec)) extra += 2 * (3 * measuring_seconds(c, PlanRates{}) + 1);
+  const TestConfig bg = background_point("op=write,mode=bw,qps=8,size=64k");
+  const std::string line = "--beside: each point runs again as NAME/beside, while the background " + point_name(bg) +
+                           " runs for 3x the point's measured time + 1 s on a connection and QPs of its own: about " +
+                           human_seconds(extra) + " more, and " +
+                           human_bytes(static_cast<double>(plan_sweep({bg}, 1, PlanRates{}).max_side_bytes)) +
+                           " more buffers on each side while it runs\n";
+  EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  EXPECT_FALSE(server.connected());
+}
+
 }  // namespace
 }  // namespace rdmasweep
