@@ -33,9 +33,6 @@ PaceSchedule::PaceSchedule(double gap_ns, ArrivalProcess arrivals, uint64_t seed
 PacedStats run_paced_initiator(LoopResources& r, uint64_t per_qp, double duration, const RunControl& ctl,
                                double interval) {
   const TestConfig& c = r.cfg;
-  if (make_credit_reads(r).window != 0)
-    throw verbs::Error("--rate: SEND on an iWARP device waits for the receiver's credit, which paced sends do not "
-                       "track yet: pace WRITE or READ there, or SEND on RoCE");
   PacedPlan p;
   p.nqp = static_cast<uint32_t>(r.qps.size());
   p.depth = c.knobs.tx_depth;
@@ -50,8 +47,10 @@ PacedStats run_paced_initiator(LoopResources& r, uint64_t per_qp, double duratio
   SendWrs wrs = make_send_wrs(r, 1, opcode_of(c.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);
   Poller poller(r, watch);
+  CreditReads credits = make_credit_reads(r);  // SEND on iWARP
+  CreditReads* cr = credits.window != 0 ? &credits : nullptr;
   return with_initiator_ops(r, poller, [&](auto& ops, Arrivals* in) {
-    return paced_initiator_loop(ops, wrs, r.sq, p, watch, in);
+    return paced_initiator_loop(ops, wrs, r.sq, p, watch, in, cr);
   });
 }
 

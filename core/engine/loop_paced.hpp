@@ -11,6 +11,7 @@
 
 #include "core/config/rate.hpp"
 #include "core/engine/loop_common.hpp"
+#include "core/engine/send_credits.hpp"
 #include "core/engine/send_queue.hpp"
 
 namespace rdmasweep::detail {
@@ -56,8 +57,9 @@ struct PacedPlan {
 template <class Ops>
 class PacedLoop {
  public:
-  PacedLoop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p, Arrivals* in = nullptr)
-      : ops_(ops), wrs_(wrs), sq_(sq), p_(p), in_(in), sched_(p.gap_ns, p.arrivals),
+  PacedLoop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p, Arrivals* in = nullptr,
+            CreditReads* cr = nullptr)
+      : ops_(ops), wrs_(wrs), sq_(sq), p_(p), in_(in), cr_(cr), sched_(p.gap_ns, p.arrivals),
         total_(p.duration > 0 ? UINT64_MAX : p.per_qp * p.nqp), due_(size_t{p.nqp} * p.depth),
         posted_at_(size_t{p.nqp} * p.depth), first_(p.nqp), wc_(p.batch) {
     for (uint32_t i = 0; i < p.nqp; ++i) {
@@ -74,7 +76,7 @@ class PacedLoop {
     const int64_t deadline = static_cast<int64_t>(p_.duration * 1e9);
     int64_t abort_by = 0;
     next_due_ = sched_.next();
-    while (!(stopping_ || k_ == total_) || outstanding_ > 0 || awaiting()) {
+    while (!(stopping_ || k_ == total_) || outstanding_ > 0 || awaiting() || (cr_ != nullptr && cr_->in_flight > 0)) {
       int64_t now = since_start();
       post_due(now);
       const int got = ops_.poll(static_cast<int>(p_.batch), wc_.data());
@@ -110,11 +112,19 @@ class PacedLoop {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
   }
 
-  // Posts every message due by `now` whose QP has room, each alone and signaled.
+  // Posts every message due by `now` whose QP has room (and, on credit, the receiver's
+  // count allows), each alone and signaled.
   void post_due(int64_t now) {
     while (!stopping_ && k_ < total_ && next_due_ <= static_cast<double>(now)) {
       SendQueue& s = sq_[q_];
-      if (s.outstanding() >= p_.depth) return;  // late: its QP is full until a completion
+      uint32_t depth = p_.depth;
+      if (cr_ != nullptr) {
+        // SEND on iWARP: late until the receiver has reposted (its count READ when half the window is used).
+        const uint64_t target = p_.duration > 0 ? UINT64_MAX : first_[q_] + p_.per_qp;
+        if (s.posted >= credit_limit(ops_, *cr_, q_, s, target, depth, 1)) return;
+        if (s.reading) depth -= cr_->reserve;
+      }
+      if (s.outstanding() >= depth) return;  // late: its QP is full until a completion
       ibv_send_wr* w = wrs_.chain(q_);
       w->wr_id = WrId::encode(q_, static_cast<uint32_t>(s.posted));
       w->send_flags |= IBV_SEND_SIGNALED;
@@ -145,6 +155,10 @@ class PacedLoop {
       if (wc.status != IBV_WC_SUCCESS) fail_completion(wc, in_ ? "SEND or RECV" : p_.posted);
       if (in_ != nullptr && (wc.opcode & IBV_WC_RECV)) {  // the peer's SEND: reposted and counted
         in_->take(ops_.recv(wc));
+        continue;
+      }
+      if (cr_ != nullptr && WrId::is_credit(wc.wr_id)) {  // the receiver's count
+        cr_->take(sq_[WrId::credit_qp(wc.wr_id)], WrId::credit_qp(wc.wr_id));
         continue;
       }
       const uint32_t wq = WrId::qp(wc.wr_id), seq = WrId::seq(wc.wr_id);
@@ -179,6 +193,7 @@ class PacedLoop {
   std::vector<SendQueue>& sq_;
   const PacedPlan& p_;
   Arrivals* in_;
+  CreditReads* cr_;  // SEND on iWARP: the receiver's credit; null: none
   PaceSchedule sched_;
   const uint64_t total_;
   std::vector<int64_t> due_, posted_at_;  // per QP and send-queue slot: the message in it
@@ -199,10 +214,12 @@ class PacedLoop {
 // kInterruptDrain, then throws RunAborted("interrupted"). `in` (--bidir SEND): the peer's
 // SENDs complete here too, are reposted and counted, and the loop goes on until
 // `in->expect` arrived on every QP; the window still ends with this side's last completion.
+// `cr` (SEND on iWARP): a due message also waits for the receiver's credit (late until
+// then); the loop ends once its credit READs are back too.
 template <class Ops>
 PacedStats paced_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, const PacedPlan& p,
-                                IdleWatch& watch, Arrivals* in = nullptr) {
-  PacedLoop<Ops> loop(ops, wrs, sq, p, in);
+                                IdleWatch& watch, Arrivals* in = nullptr, CreditReads* cr = nullptr) {
+  PacedLoop<Ops> loop(ops, wrs, sq, p, in, cr);
   return loop.run(watch);
 }
 

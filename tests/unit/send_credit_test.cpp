@@ -9,6 +9,7 @@
 
 #include "core/config/refusals.hpp"
 #include "core/engine/loop_bw.hpp"
+#include "core/engine/loop_paced.hpp"
 #include "tests/support/fake_device.hpp"
 
 namespace rdmasweep {
@@ -43,6 +44,20 @@ struct SlowReceiver {
   uint32_t recv(const ibv_wc& wc) { return fake.recv(wc); }
 };
 
+// The credit READs as make_credit_reads builds them, landing in the receiver's `landed`.
+// `reserve`: every (--bidir), where the CQ holds the sends' share only; 1 (one way),
+// where the CQ has room to spare, here one entry per QP.
+detail::CreditReads credits_of(SlowReceiver& rx, uint32_t nqp, uint32_t window, uint32_t reserve) {
+  detail::CreditReads cr;
+  cr.window = window;
+  cr.reserve = reserve;
+  cr.landed = rx.landed.data();
+  cr.wr.assign(nqp, ibv_send_wr{});
+  cr.sge.assign(nqp, ibv_sge{});
+  for (uint32_t q = 0; q < nqp; ++q) cr.wr[q] = detail::credit_read(q, &cr.sge[q], rx.landed.data(), 1, 0, 2);
+  return cr;
+}
+
 struct CreditedPoint {
   TestConfig cfg;
   detail::BwPlan p;
@@ -71,18 +86,8 @@ struct CreditedPoint {
     validate(c);
     return detail::bw_plan(c, per_qp, 0);
   }
-  // The credit READs as make_credit_reads builds them, landing in the receiver's `landed`.
-  // `reserve`: every (--bidir), where the CQ holds the sends' share only; 1 (one way),
-  // where the CQ has room to spare, here one entry per QP.
   detail::CreditReads credits(SlowReceiver& rx, uint32_t window, uint32_t reserve) {
-    detail::CreditReads cr;
-    cr.window = window;
-    cr.reserve = reserve;
-    cr.landed = rx.landed.data();
-    cr.wr.assign(sq.size(), ibv_send_wr{});
-    cr.sge.assign(sq.size(), ibv_sge{});
-    for (uint32_t q = 0; q < sq.size(); ++q) cr.wr[q] = detail::credit_read(q, &cr.sge[q], rx.landed.data(), 1, 0, 2);
-    return cr;
+    return credits_of(rx, static_cast<uint32_t>(sq.size()), window, reserve);
   }
 };
 
@@ -175,6 +180,43 @@ TEST(SendCredit, EachReadTakesItsQpsWholeSlotLongerThanSoftIwarpCopiesInline) {
     EXPECT_EQ(sge.lkey, 7u);
     EXPECT_EQ(w.wr.rdma.remote_addr, remote + q * sge.length);
     EXPECT_EQ(w.wr.rdma.rkey, 9u);
+  }
+}
+
+// --rate on credit: a paced SEND due before the receiver has room waits for its credit
+// (posted late, counted so), never beyond the receiver's count plus its window; every
+// message still goes, exactly, and the loop ends with no credit READ in flight.
+TEST(SendCredit, APacedSendWaitsForTheReceiversCreditLateNeverAhead) {
+  for (uint32_t window : {1u, 2u, 16u}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    constexpr uint32_t kQps = 4, kDepth = 8;
+    FakeDevice::Options dev;
+    dev.nqp = kQps;
+    dev.sq_depth = kDepth;
+    dev.cq_depth = kQps * kDepth + kQps;  // a CQE per SEND (each signaled), and the READs'
+    FakeDevice fake(dev);
+    SlowReceiver rx(fake, kQps, window);
+    std::vector<SendQueue> sq(kQps);
+    detail::SendWrs wrs(kQps, 1, IBV_WR_SEND, 0);
+    detail::CreditReads cr = credits_of(rx, kQps, window, 1);
+    detail::PacedPlan p;
+    p.nqp = kQps;
+    p.depth = kDepth;
+    p.per_qp = 300;
+    p.gap_ns = 1;  // every message due at once: only the credit holds them back
+    p.posted = "SEND";
+    RunControl ctl;
+    ctl.idle_timeout = std::chrono::seconds(10);
+    detail::IdleWatch watch(ctl);
+    PacedStats st = detail::paced_initiator_loop(rx, wrs, sq, p, watch, nullptr, &cr);
+    EXPECT_EQ(rx.overruns, 0u);
+    EXPECT_GT(rx.credit_reads, 0u);
+    EXPECT_EQ(cr.in_flight, 0u) << "the loop ended with a credit READ in flight";
+    EXPECT_EQ(fake.refused_posts, 0u);
+    EXPECT_EQ(fake.cq_overruns, 0u);
+    EXPECT_GT(st.late, 0u) << "messages held back for credit are late";
+    EXPECT_EQ(st.from_due.count(), uint64_t{kQps} * 300);
+    for (uint32_t q = 0; q < kQps; ++q) EXPECT_EQ(st.per_qp[q], 300u);
   }
 }
 
