@@ -151,6 +151,11 @@ class Pacing(unittest.TestCase):
         r = pv.row("write/bw/qps:1/size:64", 50, 100000, "constant", {"rdmasweep": runs["perftest"]})
         self.assertFalse(r["rdmasweep_within"])  # 7.5 % short
         self.assertNotIn("perftest_error_pct", r)  # Poisson rows: rdmasweep alone
+        # Poisson: a run's error is against what its own schedule offered (its gaps' mean),
+        # which rdmasweep's results say; perftest's and constant runs are against the rate asked.
+        r = pv.row("write/bw/qps:1/size:64", 5, 1894, "poisson", {"rdmasweep": [{"Mmsg/s": 0.001525, "offered/s": 1530}]})
+        self.assertAlmostEqual(r["rdmasweep_error_pct"], (1525 / 1530 - 1) * 100)
+        self.assertEqual(r["rdmasweep_offered_rounds"], [1530])
 
 
 class Rounds(unittest.TestCase):
