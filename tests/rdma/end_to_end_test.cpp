@@ -321,7 +321,11 @@ TEST_F(EndToEnd, MoreOutstandingWorkThanTheCqHolds) {
 }
 
 // --events: every operation and mode sleeps on a completion channel instead of
-// spinning, and still moves every message; CPU time is reported for both sides.
+// spinning, and still moves every message; CPU time is reported for both sides. Its
+// value is not held above 0: a side that sleeps through most of a 60-message window
+// uses little CPU, and in the lab VM on a build machine far over its cores the client's
+// read 0 once (as the SEND receiver's had before).
+// Measurement.CpuCoversTheMeasuredWindowOnly holds the CPU figures to their window.
 TEST_F(EndToEnd, EventsEveryOperationAndMode) {
   std::string out = dir_ + "/ev.json";
   Outcome o = client({"--op", "send,write,read", "--mode", "bw,lat", "--events", "-q", "1,2", "-s", "64", "-n", "60",
@@ -333,14 +337,8 @@ TEST_F(EndToEnd, EventsEveryOperationAndMode) {
     std::string name = b["name"];
     EXPECT_NE(name.find("/events"), std::string::npos) << name;
     check_point(b, name.find("qps:2/") != std::string::npos ? 2 : 1, 60, name.find("/lat/") != std::string::npos);
-    EXPECT_GT(b["cpu_seconds"].get<double>(), 0) << name;
-    // A SEND bw receiver's window opens when it sees the warm-up's last message: if it
-    // sleeps through the rest, one poll batch holds the whole window, which can read 0
-    // on a microsecond CPU clock. Every other server end works through its window.
-    if (name.find("send/bw/") == 0)
-      EXPECT_GE(b["server_cpu_seconds"].get<double>(), 0) << name;
-    else
-      EXPECT_GT(b["server_cpu_seconds"].get<double>(), 0) << name;
+    EXPECT_GE(b["cpu_seconds"].get<double>(), 0) << name;
+    EXPECT_GE(b["server_cpu_seconds"].get<double>(), 0) << name;
   }
 }
 

@@ -68,7 +68,10 @@ TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
     SCOPED_TRACE(mode);
     json b = point({"--op", "write", "--mode", mode, "-q", "2", "-s", "64", "-D", "0.6", "--warmup", "10"});
     ASSERT_TRUE(b.contains("interval_min")) << b.dump();
-    EXPECT_GT(num(b, "interval_min"), 0);
+    // An interval may hold nothing where the host stalled the VM for 0.1 s (seen with the
+    // build machine far over its two cores): its minimum is then 0, a true figure.
+    EXPECT_GE(num(b, "interval_min"), 0);
+    EXPECT_GT(num(b, "interval_max"), 0);
     EXPECT_LE(num(b, "interval_min"), num(b, "items_per_second") * 1.0001);
     EXPECT_GE(num(b, "interval_max"), num(b, "items_per_second") * 0.9999);
     json h = load(dir_ + "/p" + std::to_string(runs_) + ".hist.json");
