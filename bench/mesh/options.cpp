@@ -25,6 +25,7 @@ const char* to_string(Pattern p) {
     case Pattern::Incast: return "incast";
     case Pattern::AllToAll: return "all-to-all";
     case Pattern::Multicast: return "multicast";
+    case Pattern::Victim: return "victim";
   }
   return "?";
 }
@@ -38,13 +39,32 @@ void set_pattern(MeshOptions& m, const std::string& pattern, const std::string& 
   else if (pattern == "incast") m.pattern = Pattern::Incast;
   else if (pattern == "all-to-all" || pattern == "alltoall") m.pattern = Pattern::AllToAll;
   else if (pattern == "multicast") m.pattern = Pattern::Multicast;
-  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all, multicast");
+  else if (pattern == "victim") m.pattern = Pattern::Victim;
+  else throw cli::UsageError("--pattern: '" + pattern + "' is not one of pairs, incast, all-to-all, multicast, victim");
   if (schedule.empty()) return;
   if (schedule == "matching") m.schedule = Schedule::Matching;
   else if (schedule == "sequential") m.schedule = Schedule::Sequential;
   else throw cli::UsageError("--schedule: '" + schedule + "' is not one of matching, sequential");
   if (m.pattern != Pattern::Pairs) throw cli::UsageError("--schedule orders --pattern pairs only");
   m.schedule_given = true;
+}
+
+// --pattern victim's background, from --beside (each rank parses its own: the same text).
+void set_background(MeshOptions& m) {
+  if (m.pattern != Pattern::Victim) {
+    if (!m.beside.empty()) throw cli::UsageError("--beside goes with --pattern victim (the client takes it too)");
+    return;
+  }
+  if (m.beside.empty())
+    throw cli::UsageError("--pattern victim needs --beside KNOBS: the background every rank but 0 and 1 sends onto "
+                          "rank 0, e.g. --beside 'op=write,mode=bw,qps=8,size=64k'");
+  try {
+    m.background = background_point(m.beside);
+  } catch (const ConfigError& e) {
+    throw cli::UsageError(e.what());
+  }
+  if (m.background->work.mode != Mode::Bw || m.background->knobs.bidir || is_ud(*m.background))
+    throw cli::UsageError("--beside: the background onto rank 0 is an RC bandwidth workload one way (mode=bw)");
 }
 
 // The sweep (rank 0 only): the sweep file, then the command line's axes over it.
@@ -63,8 +83,8 @@ void load_mesh_sweep(MeshOptions& m, const std::map<std::string, std::string>& a
   // A mesh flow's receiver holds its sender to exact counts; UD's losses are the client's to count.
   for (const std::string& t : m.spec.transport)
     if (t != "rc") throw cli::UsageError("--transport " + t + ": mesh runs RC only; measure UD with rdmasweep client");
-  if (m.pattern != Pattern::Pairs) {
-    // Latency is a property of one link: it is measured by pairs. A sweep that also
+  if (m.pattern != Pattern::Pairs && m.pattern != Pattern::Victim) {
+    // Latency is a property of one link: it is measured by pairs (and the victim's pair). A sweep that also
     // has bandwidth points (configs/quick.json) runs those and says what it left out.
     std::vector<std::string> modes;
     for (const std::string& mode : m.spec.mode)
@@ -93,8 +113,11 @@ po::options_description workload_options(MeshOptions& m, MeshArgs& a) {
   po::options_description work(cli::kWorkloadTitle);
   work.add_options()
     ("pattern", po::value(&a.pattern)->default_value("pairs"),
-     "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all, or multicast (rank 0 sends UD "
-     "datagrams to a group every other rank joined through RDMA-CM: received and lost counted per receiver)")
+     "pairs (every ordered pair), incast (all to rank 0 at once), all-to-all, multicast (rank 0 sends UD "
+     "datagrams to a group every other rank joined through RDMA-CM: received and lost counted per receiver), or "
+     "victim (rank 1 -> rank 0 alone, then beside the --beside background every other rank sends onto rank 0)")
+    ("beside", po::value(&m.beside), "--pattern victim: KNOBS of the background every rank but 0 and 1 sends onto "
+                                     "rank 0, e.g. 'op=write,mode=bw,qps=8,size=64k' (as client --beside)")
     ("group", po::value(&m.group), "--pattern multicast: the group's numeric IPv4 or IPv6 multicast address "
                                    "(default 239.255.82.1)")
     ("schedule", po::value(&a.schedule),
@@ -124,6 +147,7 @@ void finish_mesh(MeshOptions& m, MeshArgs& a, const po::variables_map& vm, bool 
   cli::finish_fabric(m.fabric, m.timeout_s, a.fabric);
   set_pattern(m, a.pattern, a.schedule);
   if (vm.count("group") && m.pattern != Pattern::Multicast) throw cli::UsageError("--group goes with --pattern multicast");
+  set_background(m);
   cli::multicast_group("--group", m.group);
   if (!m.hosts.empty()) parse_hosts(m.hosts);  // a bad list: one line, before anything starts
   if (vm.count("plan") && (m.plan < 2 || m.plan > (1 << 20)))

@@ -3,6 +3,7 @@
 // MPI. Private to the mesh files (namespace mesh_detail), like everything in bench/mesh/.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/config/config.hpp"
@@ -10,7 +11,9 @@
 
 namespace rdmasweep::mesh_detail {
 
-enum class Pattern { Pairs, Incast, AllToAll, Multicast };
+// Victim: rank 1 -> rank 0 alone, then again while every other rank sends the --beside
+// background onto rank 0 (an incast onto the victim's host).
+enum class Pattern { Pairs, Incast, AllToAll, Multicast, Victim };
 // How pairs are ordered: one ordered pair at a time, or disjoint pairs together.
 enum class Schedule { Sequential, Matching };
 
@@ -37,6 +40,8 @@ struct MeshOptions {
   std::string group = kDefaultGroup;  // --pattern multicast: the group joined
   std::string hosts;                  // --hosts: rdmasweep starts mpirun on these (launch.hpp)
   std::string progress_file;          // --progress-file FILE: each rank's flows' steps, on its own host
+  std::string beside;                 // --beside KNOBS: --pattern victim's background
+  std::optional<TestConfig> background;  // those knobs as a point (its duration set per point)
   bool help = false;
 };
 

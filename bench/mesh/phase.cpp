@@ -196,7 +196,7 @@ void Runner::record_failed_flows(const TestConfig& cfg, EntryPos& at, const std:
                                  const std::string& err, std::vector<json>& point_entries) {
   if (w.rank != 0) return;
   for (const Flow& f : flows) {
-    json b = base_entry(bench_name(o.pattern, cfg, flow_tail(f)), at, cfg);
+    json b = base_entry(flow_entry_name(o.pattern, f, cfg, background), at, flow_config(f, cfg, background));
     mark_failed(b, err);
     b["src_rank"] = f.src;
     b["dst_rank"] = f.dst;
@@ -214,20 +214,21 @@ std::string Runner::connect_phase(const TestConfig& cfg, std::vector<std::unique
   std::vector<std::unique_ptr<PointResources>> previous;
   previous.swap(kept);
   bool reuse = previous.size() == ends.size() && !ends.empty();
-  for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = reusable(previous[i].get(), cfg);
+  for (size_t i = 0; reuse && i < ends.size(); ++i) reuse = reusable(previous[i].get(), flow_config(ends[i]->flow, cfg, background));
   std::string err;
   try {
     for (size_t i = 0; i < ends.size(); ++i) {
       FlowEnd& fe = *ends[i];
+      const TestConfig& fc = flow_config(fe.flow, cfg, background);
       if (reuse) {
         fe.res = std::move(previous[i]);
-        fe.res->retarget(cfg);  // a new rkey for this run
+        fe.res->retarget(fc);  // a new rkey for this run
         fe.reused = true;
       } else {
         const size_t peer = static_cast<size_t>(fe.initiator ? fe.flow.dst : fe.flow.src);
         const uint32_t peer_rd_atom = peer < rd_atom.size() ? rd_atom[peer] : 0;
         fe.res = make_resources({fabric->dev, fabric->gid, fe.initiator ? Role::Initiator : Role::Target, 0, -1, peer_rd_atom},
-                                cfg);
+                                fc);
       }
     }
   } catch (const std::exception& e) {
@@ -285,7 +286,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   // 3 and 4. Run: every end its half of the point protocol, as the client and the server run theirs.
   if (progress)  // --progress-file: this rank's flows of the phase, before their loops start
     for (const auto& fe : ends)
-      progress->say("traffic", point_name(cfg) + "/src:" + std::to_string(fe->flow.src) + "/dst:" +
+      progress->say("traffic", point_name(flow_config(fe->flow, cfg, background)) + "/src:" + std::to_string(fe->flow.src) + "/dst:" +
                                    std::to_string(fe->flow.dst) + "/phase:" + std::to_string(at.phase));
   const EndOptions eo = end_options();
   on_every_end(ends, box, [&eo, zero](FlowEnd& fe) {
@@ -300,7 +301,7 @@ bool Runner::run_phase(const TestConfig& cfg, EntryPos& at, const std::vector<Fl
   collect_results(w, flow_results(ends, setup, w, hosts, port), gathered);
   const std::set<int> gone = poll_liveness();
   const size_t before = point_entries.size();
-  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone);
+  if (w.rank == 0) add_flow_entries(*report, o.pattern, cfg, at, flows, gathered, hosts, point_entries, gone, background);
   if (!gone.empty()) {
     // Only rank 0 writes the reason, and only it has the phase's entries.
     const std::vector<json> phase_entries(point_entries.begin() + static_cast<std::ptrdiff_t>(before),

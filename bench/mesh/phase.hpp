@@ -39,6 +39,9 @@ struct Runner {
   // This rank's ends of the phase just run, connected, for its next repetition.
   std::vector<std::unique_ptr<PointResources>> kept;
   unsigned phases_run = 0;  // alike on every rank: numbers each phase's flow messages
+  // --pattern victim: the background's flows' configuration in the phase being run (its
+  // duration set for the point); null in a phase without background flows.
+  const TestConfig* background = nullptr;
 
   // Drops the kept QPs: call when the next run is another phase.
   void forget() { kept.clear(); }

@@ -38,6 +38,9 @@ Shape shape_of(Pattern p, int n, Schedule s) {
   } else if (p == Pattern::Multicast) {
     sh.flows = sh.max_flows_per_phase = N - 1;  // one per receiver
     sh.max_ends_per_rank = 1;                   // one UD QP each, the sender's too
+  } else if (p == Pattern::Victim) {
+    sh.flows = N;                    // the victim alone, then beside the N - 2 background flows
+    sh.max_flows_per_phase = sh.max_ends_per_rank = N - 1;  // rank 0 receives them all
   } else {
     sh.flows = sh.max_flows_per_phase = N * (N - 1);
     sh.max_ends_per_rank = 2 * (N - 1);  // a sender and a receiver end per other rank

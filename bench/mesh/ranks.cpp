@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "core/setup/device_checks.hpp"
 #include "core/measure/clock.hpp"
 #include "core/measure/clock_context.hpp"
+#include "core/point/beside.hpp"
 #include "core/point/session.hpp"
 #include "core/results/context.hpp"
 #include "core/results/model.hpp"
@@ -206,23 +208,42 @@ std::unique_ptr<MeshReport> start_report(const World& w, const Sweep& sw, const 
   return report;
 }
 
+// The median measured window of a phase's successful flow entries (0: none).
+double median_seconds(const std::vector<json>& entries) {
+  std::vector<double> s;
+  for (const json& b : entries)
+    if (!b.value("error_occurred", false) && b.contains("seconds")) s.push_back(b["seconds"].get<double>());
+  if (s.empty()) return 0;
+  std::sort(s.begin(), s.end());
+  return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+}
+
 // Every point, phase by phase, in Google Benchmark's order: a benchmark's repetitions
 // run back to back, so each phase (in pairs, each flow) runs its repetitions on the
 // same QPs, then gets its aggregates. Returns false when interrupted.
 bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow>>& phases, MeshReport* report) {
   const World& w = run.w;
+  const bool victim = sw.o.pattern == Pattern::Victim;
   bool go_on = true;
   for (size_t pi = 0; pi < sw.points.size() && go_on; ++pi) {
     size_t instance = 0;
+    double alone = 0;  // rank 0, --pattern victim: the victim's median window alone
+    std::optional<TestConfig> background;
     for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
       std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
       EntryPos at;
+      if (victim && ph == 1) {  // every rank: the background runs for 3x the victim's window alone + 1 s
+        background = *sw.o.background;
+        background->work.duration =
+            background_seconds(std::stod(broadcast(w, w.rank == 0 ? std::to_string(alone) : std::string())));
+        run.background = &*background;
+      }
       for (uint32_t rep = 0; rep < sw.reps && go_on; ++rep) {
         at = EntryPos{pi, instance, rep, sw.reps, ph};
         std::vector<json> entries;
         go_on = run.run_phase(sw.points[pi], at, phases[ph], entries);
         if (w.rank != 0) continue;
-        if (sw.o.pattern != Pattern::Pairs && go_on) {  // the summed rates of the flows that ran together
+        if (sw.o.pattern != Pattern::Pairs && !victim && go_on) {  // the summed rates of the flows that ran together
           entries.push_back(total_entry(sw.o.pattern, sw.points[pi], at, entries));
           report->add(entries.back());
         }
@@ -230,6 +251,8 @@ bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow
         report->write(false);
       }
       run.forget();
+      run.background = nullptr;
+      if (victim && ph == 0 && w.rank == 0) alone = median_seconds(runs);
       instance = at.instance;
       if (!go_on || w.rank != 0) continue;
       for (json& a : aggregate_entries(runs)) report->add(std::move(a));
@@ -251,6 +274,10 @@ int finish_report(MeshReport& report, const MeshOptions& o, bool go_on) {
 
 int run_mesh(const World& w, int argc, char** argv) {
   Sweep sw = agree_on_sweep(w, argc, argv);
+  if (sw.code == 0 && sw.o.pattern == Pattern::Victim && w.size < 3) {
+    sw.code = kUsage;
+    sw.error = "--pattern victim needs 3 ranks or more: rank 1 sends to rank 0, the others the background";
+  }
   if (sw.code != 0) {
     if (w.rank == 0) std::fprintf(stderr, "rdmasweep mesh: %s\n", sw.error.c_str());
     return sw.code;

@@ -23,6 +23,28 @@ std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail) 
 
 std::string flow_tail(const Flow& f) { return "src:" + std::to_string(f.src) + "/dst:" + std::to_string(f.dst); }
 
+const TestConfig& flow_config(const Flow& f, const TestConfig& point, const TestConfig* background) {
+  return f.background && background != nullptr ? *background : point;
+}
+
+std::string flow_entry_name(Pattern p, const Flow& f, const TestConfig& point, const TestConfig* background) {
+  if (f.background && background != nullptr) return bench_name(p, *background, flow_tail(f) + "/background");
+  return bench_name(p, point, flow_tail(f) + (background != nullptr ? "/beside" : ""));
+}
+
+// --pattern victim: the victim's window must end before every background flow's did
+// (each began at the phase's common zero, its warm-up being traffic too); "" when it did.
+static std::string outside_background(const json& victim, const std::vector<json>& background, size_t flows) {
+  if (background.size() != flows) return "a background flow failed: not measured beside them all";
+  if (!victim.contains("window")) return "";
+  const double end = victim["window"][1].get<double>();
+  for (const json& b : background)
+    if (!b.contains("window") || b["window"][1].get<double>() < end)
+      return "the background flows' traffic ended before this flow's window did (it ran slower beside them than "
+             "3x alone): not counted as beside them";
+  return "";
+}
+
 json base_entry(const std::string& name, EntryPos& at, const TestConfig& cfg) {
   EntryPlace place;
   place.name = place.run_name = name;
@@ -94,7 +116,7 @@ static json take_flow_result(json& b, const json& r, const TestConfig& cfg) {
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries,
-                      const std::set<int>& gone) {
+                      const std::set<int>& gone, const TestConfig* background) {
   std::map<std::pair<int, int>, json> result_of;
   std::map<std::pair<int, int>, std::string> error_of;
   std::map<std::pair<int, int>, PointResult> counters_of;  // each end's rank's port, as client and server
@@ -112,10 +134,18 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
         sharing_of[key][ini ? "client" : "server"] = r["port"]["flows"];
       }
     }
+  std::vector<json> background_results;
+  size_t background_flows = 0;
+  for (const Flow& f : flows) {
+    background_flows += f.background;
+    if (f.background && result_of.count({f.src, f.dst})) background_results.push_back(result_of[{f.src, f.dst}]);
+  }
   for (const Flow& f : flows) {
     std::pair<int, int> key{f.src, f.dst};
-    std::string name = bench_name(pattern, cfg, flow_tail(f));
-    json b = base_entry(name, at, cfg);
+    const TestConfig& fc = flow_config(f, cfg, background);
+    json b = base_entry(flow_entry_name(pattern, f, cfg, background), at, fc);
+    const bool victim = background != nullptr && !f.background;
+    if (victim) b["background"] = point_name(*background);
     json hist;
     std::vector<int> gone_ends;
     for (int r : {f.src, f.dst})
@@ -127,8 +157,11 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
       mark_failed(b, error_of.count(key) ? why + "; " + error_of[key] : why);
     } else if (error_of.count(key) || !result_of.count(key)) {
       mark_failed(b, error_of.count(key) ? error_of[key] : "no result from rank " + std::to_string(f.src));
+    } else if (const std::string why = victim ? outside_background(result_of[key], background_results, background_flows) : "";
+               !why.empty()) {
+      mark_failed(b, why);
     } else {
-      hist = take_flow_result(b, result_of[key], cfg);
+      hist = take_flow_result(b, result_of[key], fc);
     }
     add_port_counters(b, hist, counters_of, sharing_of, key);
     b["src_rank"] = f.src;

@@ -45,6 +45,12 @@ struct EntryPos {
 std::string bench_name(Pattern p, const TestConfig& c, const std::string& tail);
 // src:<i>/dst:<j>
 std::string flow_tail(const Flow& f);
+// A flow's configuration: the point's, or (--pattern victim) the background's.
+const TestConfig& flow_config(const Flow& f, const TestConfig& point, const TestConfig* background);
+// A flow's entry name: mesh/<pattern>/<point>/src:i/dst:j, with /beside for the victim's
+// flow in a phase with a background, and the background's flows named by their own
+// point with /background.
+std::string flow_entry_name(Pattern p, const Flow& f, const TestConfig& point, const TestConfig* background);
 // The fields every iteration entry of a point has (its point and configuration too);
 // takes the next instance.
 json base_entry(const std::string& name, EntryPos& at, const TestConfig& cfg);
@@ -58,11 +64,13 @@ json make_context(const MeshOptions& o, const World& w, const std::vector<json>&
 
 // Adds one entry per flow of a phase, in the phase's order, from what the ranks sent
 // (gathered[r]: rank r's results and errors for its ends of the flows). A flow with
-// an end on a `gone` rank fails naming that rank.
+// an end on a `gone` rank fails naming that rank. `background` (--pattern victim's
+// second phase): the victim's entry names it, and fails when its window did not end
+// inside the background flows' traffic.
 void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg, EntryPos& at,
                       const std::vector<Flow>& flows, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts, std::vector<json>& point_entries,
-                      const std::set<int>& gone = {});
+                      const std::set<int>& gone = {}, const TestConfig* background = nullptr);
 
 // Aggregate of the flows that ran at the same time: all their bytes and messages
 // over the union of their measured windows (so bytes_per_second == bytes / seconds),

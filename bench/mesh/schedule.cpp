@@ -39,6 +39,11 @@ std::vector<std::vector<Flow>> phases_of(Pattern p, int n, Schedule s) {
     std::vector<Flow> f;
     for (int i = 1; i < n; ++i) f.push_back({i, 0});
     out.push_back(f);
+  } else if (p == Pattern::Victim) {
+    out.push_back({{1, 0}});
+    std::vector<Flow> beside{{1, 0}};
+    for (int i = 2; i < n; ++i) beside.push_back({i, 0, true});
+    out.push_back(beside);
   } else if (p == Pattern::Multicast) {  // one datagram stream, every other rank receiving it
     std::vector<Flow> f;
     for (int i = 1; i < n; ++i) f.push_back({0, i});
@@ -55,6 +60,7 @@ std::vector<std::vector<Flow>> phases_of(Pattern p, int n, Schedule s) {
 
 uint64_t phase_count(Pattern p, int n, Schedule s) {
   const uint64_t N = static_cast<uint64_t>(n);
+  if (p == Pattern::Victim) return 2;
   if (p != Pattern::Pairs) return 1;
   if (N < 2) return 0;
   if (s == Schedule::Sequential) return N * (N - 1);

@@ -12,6 +12,7 @@ namespace rdmasweep::mesh_detail {
 
 struct Flow {
   int src, dst;
+  bool background = false;  // --pattern victim: a flow of the background, not of the sweep's point
 };
 
 // pairs, sequential: one phase per ordered pair, N(N-1) phases.
@@ -19,6 +20,7 @@ struct Flow {
 // each way: every phase a perfect matching (with N odd, one rank sits out each
 // round), every ordered pair exactly once, 2(N-1) phases for N even, 2N for N odd.
 // incast, all-to-all and multicast (0 -> each other rank): one phase with all their flows.
+// victim: 1 -> 0 alone, then 1 -> 0 with each other rank's background flow onto 0.
 std::vector<std::vector<Flow>> phases_of(Pattern p, int n, Schedule s);
 
 // The same count without building the phases (for --plan on very many ranks).

@@ -326,6 +326,34 @@ TEST(Knobs, TheMeshMulticastDefaultsAndRefusals) {
   }
 }
 
+// --pattern victim: the background from --beside (every rank parses the same), latency
+// points kept (the victim's pair is one link); what cannot be its background, and
+// --beside without it, refused in one line.
+TEST(Knobs, TheMeshVictimTakesItsBackgroundFromBeside) {
+  auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+  mesh_detail::MeshOptions o =
+      parse(p, {"mesh", "--pattern", "victim", "--mode", "lat,bw", "--beside", "op=write,mode=bw,qps=8,size=64k"});
+  EXPECT_EQ(o.pattern, mesh_detail::Pattern::Victim);
+  EXPECT_EQ(o.spec.mode, (std::vector<std::string>{"lat", "bw"}));
+  ASSERT_TRUE(o.background.has_value());
+  EXPECT_EQ(point_name(*o.background), point_name(background_point("op=write,mode=bw,qps=8,size=64k")));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"mesh", "--pattern", "victim"}, "--pattern victim needs --beside KNOBS"},
+      {{"mesh", "--pattern", "incast", "--beside", "op=write"}, "--beside goes with --pattern victim"},
+      {{"mesh", "--pattern", "victim", "--beside", "op=write,mode=lat"}, "an RC bandwidth workload one way"},
+      {{"mesh", "--pattern", "victim", "--beside", "op=send,bidir=1"}, "an RC bandwidth workload one way"},
+      {{"mesh", "--pattern", "victim", "--beside", "qps=1,2"}, "is not KEY=VALUE"}};
+  for (const auto& [args, why] : refused) {
+    try {
+      parse(p, args);
+      ADD_FAILURE() << "accepted: " << args.back();
+    } catch (const cli::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Knobs, HelpKnobsPrintsTheTable) {
   test::Outcome o = test::run({RDMASWEEP_BIN, "help", "--knobs"}, 10s);
   ASSERT_EQ(o.code, 0) << o.err;

@@ -2,6 +2,7 @@
 #include "bench/mesh/schedule.hpp"
 
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,21 @@ TEST(MeshSchedule, MulticastIsOneSenderToEveryOtherRankInOnePhase) {
       EXPECT_EQ(phases[0][i].dst, static_cast<int>(i) + 1);
     }
     EXPECT_EQ(phase_count(Pattern::Multicast, n, Schedule::Matching), 1u);
+  }
+}
+
+TEST(MeshSchedule, VictimIsOnePairAloneThenBesideEveryOtherRanksBackgroundOntoItsHost) {
+  for (int n : {3, 4, 9}) {
+    auto phases = phases_of(Pattern::Victim, n, Schedule::Matching);
+    ASSERT_EQ(phases.size(), 2u) << n;
+    ASSERT_EQ(phases[0].size(), 1u);
+    EXPECT_EQ(std::make_tuple(phases[0][0].src, phases[0][0].dst, phases[0][0].background), std::make_tuple(1, 0, false));
+    ASSERT_EQ(phases[1].size(), static_cast<size_t>(n - 1)) << n;
+    EXPECT_EQ(std::make_tuple(phases[1][0].src, phases[1][0].dst, phases[1][0].background), std::make_tuple(1, 0, false));
+    for (size_t i = 1; i < phases[1].size(); ++i)
+      EXPECT_EQ(std::make_tuple(phases[1][i].src, phases[1][i].dst, phases[1][i].background),
+                std::make_tuple(static_cast<int>(i) + 1, 0, true));
+    EXPECT_EQ(phase_count(Pattern::Victim, n, Schedule::Matching), 2u);
   }
 }
 
