@@ -197,6 +197,7 @@ void Runner::record_failed_flows(const TestConfig& cfg, EntryPos& at, const std:
   if (w.rank != 0) return;
   for (const Flow& f : flows) {
     json b = base_entry(flow_entry_name(o.pattern, f, cfg, background), at, flow_config(f, cfg, background));
+    if (background != nullptr && !f.background) b["point"] = point_name(cfg) + "/beside";
     mark_failed(b, err);
     b["src_rank"] = f.src;
     b["dst_rank"] = f.dst;

@@ -192,7 +192,9 @@ std::unique_ptr<MeshReport> start_report(const World& w, const Sweep& sw, const 
   json context = make_context(o, w, ranks, sw.points.size(), fabric.hello(), fabric.dev.port());
   auto report = std::make_unique<MeshReport>(o.out, std::move(context));
   size_t width = 5;
-  for (const TestConfig& c : sw.points) width = std::max(width, point_name(c).size() + (sw.reps > 1 ? 7 : 0));
+  for (const TestConfig& c : sw.points)
+    width = std::max(width, point_name(c).size() + (sw.reps > 1 ? 7 : 0) + (o.pattern == Pattern::Victim ? 7 : 0));
+  if (o.background) width = std::max(width, point_name(*o.background).size() + (sw.reps > 1 ? 7 : 0));
   report->set_width(width);
   size_t flows_per_point = 0;
   for (const auto& p : phases) flows_per_point += p.size();

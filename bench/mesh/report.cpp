@@ -145,7 +145,10 @@ void add_flow_entries(MeshReport& report, Pattern pattern, const TestConfig& cfg
     const TestConfig& fc = flow_config(f, cfg, background);
     json b = base_entry(flow_entry_name(pattern, f, cfg, background), at, fc);
     const bool victim = background != nullptr && !f.background;
-    if (victim) b["background"] = point_name(*background);
+    if (victim) {
+      b["point"] = point_name(cfg) + "/beside";  // its own row in the table, its own heatmap
+      b["background"] = point_name(*background);
+    }
     json hist;
     std::vector<int> gone_ends;
     for (int r : {f.src, f.dst})

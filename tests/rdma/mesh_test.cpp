@@ -353,6 +353,7 @@ TEST(Mesh, VictimRunsAloneThenBesideTheOtherRanksBackground) {
   EXPECT_NE(names[2].find("/src:2/dst:0/background"), std::string::npos) << names[2];
   const json& beside = doc["benchmarks"][1];
   EXPECT_EQ(beside["background"].get<std::string>() + "/src:2/dst:0/background", names[2].substr(12));
+  EXPECT_EQ(beside["point"].get<std::string>(), "write/lat/qps:1/size:64/cq:4/beside");  // its own row
   EXPECT_EQ(beside["messages"].get<double>(), 300);
   EXPECT_EQ(doc["benchmarks"][0]["messages"].get<double>(), 300);
   EXPECT_GT(doc["benchmarks"][2]["bytes_per_second"].get<double>(), 0);

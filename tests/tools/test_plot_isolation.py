@@ -60,3 +60,28 @@ class IsolationChart(TempDirCase):
         with open(html, encoding="utf-8") as f:
             self.assertIn("<code>isolation.png</code>", f.read())
         self.assert_renders(html)
+
+
+class MeshVictim(TempDirCase):
+    """tests/tools/data/mesh-victim.json: a real `mesh --pattern victim` run (3 ranks in
+    the rxe lab VM, 64 B WRITE latency and bandwidth from rank 1 to 0, beside rank 2's
+    8 QPs of 64 KiB WRITE onto rank 0, 3 repetitions)."""
+
+    def test_its_heatmaps_and_the_isolation_chart_of_the_victims_two_entries(self):
+        path = os.path.join(DATA, "mesh-victim.json")
+        rf = rr.load(path)
+        self.assertEqual([(a.name, b.name) for a, b in rf.isolation_pairs()],
+                         [("mesh/victim/write/lat/qps:1/size:64/cq:4/src:1/dst:0",
+                           "mesh/victim/write/lat/qps:1/size:64/cq:4/src:1/dst:0/beside"),
+                          ("mesh/victim/write/bw/qps:1/size:64/cq:4/src:1/dst:0",
+                           "mesh/victim/write/bw/qps:1/size:64/cq:4/src:1/dst:0/beside")])
+        r = run_tool("plot", path, "--out", self.path("charts"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        made = r.stdout.split()
+        self.assertIn(self.path("charts/isolation.png"), made)
+        self.assertIn(self.path("charts/mesh-write_lat_qps1_size64_cq4_beside.png"), made)
+        with open(self.path("charts/isolation.svg"), encoding="utf-8") as f:
+            text = f.read()
+        alone, beside = rf.isolation_pairs()[0]
+        ratio = f"{beside.value('lat_p99_us') / alone.value('lat_p99_us'):.2f}x"
+        self.assertTrue(ratio in text, ratio)
