@@ -331,14 +331,12 @@ TEST(Mesh, RatePacesEveryFlow) {
 // is an entry of its own; two ranks are refused in one line.
 TEST(Mesh, VictimRunsAloneThenBesideTheOtherRanksBackground) {
   REQUIRE_MESH();
-  const std::string out = temp_dir() + "/victim.json";
-  std::vector<std::string> argv = mpirun(3);
-  for (const char* a : {"--pattern", "victim", "--op", "write", "--mode", "lat", "-s", "64", "-n", "300", "--warmup",
-                        "10", "--beside", "op=write,mode=bw,qps=2,size=16k", "--out", out.c_str()})
-    argv.push_back(a);
-  Outcome o = run(argv, 300s);
-  ASSERT_EQ(o.code, 0) << both(o);
-  const json doc = load(out);
+  json doc;
+  Outcome o;
+  run_ok(3, {"--pattern", "victim", "--op", "write", "--mode", "lat", "-s", "64", "-n", "300", "--warmup", "10",
+             "--beside", "op=write,mode=bw,qps=2,size=16k"},
+         &doc, &o);
+  if (HasFatalFailure()) return;
   std::vector<std::string> names;
   for (const json& b : doc["benchmarks"]) {
     SCOPED_TRACE(b.dump());
@@ -360,8 +358,7 @@ TEST(Mesh, VictimRunsAloneThenBesideTheOtherRanksBackground) {
   EXPECT_LE(beside["window_end_seconds"].get<double>(), doc["benchmarks"][2]["window_end_seconds"].get<double>());
 
   std::vector<std::string> two = mpirun(2);
-  for (const char* a : {"--pattern", "victim", "--op", "write", "--beside", "op=write", "--out", out.c_str()})
-    two.push_back(a);
+  two.insert(two.end(), {"--pattern", "victim", "--op", "write", "--beside", "op=write", "--out", temp_dir() + "/x.json"});
   Outcome refused = run(two, 120s);
   EXPECT_EQ(refused.code, 2) << both(refused);
   EXPECT_NE(refused.err.find("--pattern victim needs 3 ranks or more"), std::string::npos) << both(refused);

@@ -291,6 +291,20 @@ TEST(Knobs, TheMeshRefusesUdInOneLine) {
   }
 }
 
+// Each mesh command line refused in one line naming `why`.
+static void expect_refused_in_one_line(const std::vector<std::pair<std::vector<std::string>, std::string>>& refused) {
+  auto p = [](int argc, char** argv, std::string* help) { return mesh_detail::parse_mesh(argc, argv, help, true); };
+  for (const auto& [args, why] : refused) {
+    try {
+      parse(p, args);
+      ADD_FAILURE() << "accepted: " << args.back();
+    } catch (const cli::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
 // --pattern multicast: UD SEND of 1 KiB unless told, the default group; a group that
 // is not a multicast address, an op other than SEND, or a size below the datagram's
 // header are refused in one line before anything runs.
@@ -315,15 +329,7 @@ TEST(Knobs, TheMeshMulticastDefaultsAndRefusals) {
       {{"mesh", "--pattern", "multicast", "--duration", "1"}, "give --iters"},
       {{"mesh", "--pattern", "multicast", "--transport", "rc"}, "runs over UD"},
       {{"mesh", "--pattern", "multicast", "--validate", "1"}, "checks RC only"}};
-  for (const auto& [args, why] : refused) {
-    try {
-      parse(p, args);
-      ADD_FAILURE() << "accepted: " << args.back();
-    } catch (const cli::UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
-    }
-  }
+  expect_refused_in_one_line(refused);
 }
 
 // --pattern victim: the background from --beside (every rank parses the same), latency
@@ -343,15 +349,7 @@ TEST(Knobs, TheMeshVictimTakesItsBackgroundFromBeside) {
       {{"mesh", "--pattern", "victim", "--beside", "op=write,mode=lat"}, "an RC bandwidth workload one way"},
       {{"mesh", "--pattern", "victim", "--beside", "op=send,bidir=1"}, "an RC bandwidth workload one way"},
       {{"mesh", "--pattern", "victim", "--beside", "qps=1,2"}, "is not KEY=VALUE"}};
-  for (const auto& [args, why] : refused) {
-    try {
-      parse(p, args);
-      ADD_FAILURE() << "accepted: " << args.back();
-    } catch (const cli::UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
-    }
-  }
+  expect_refused_in_one_line(refused);
 }
 
 TEST(Knobs, HelpKnobsPrintsTheTable) {
