@@ -71,19 +71,35 @@ std::string event_text(const verbs::CmEvent& e) {
 
 }  // namespace
 
+// RDMA-CM picks a port in its own port space; on iWARP the connection also takes it on
+// the host's TCP stack, where a socket without SO_REUSEADDR (the control channel's,
+// open or in TIME_WAIT) may hold it already: rdma_listen, and on the connecting side
+// rdma_connect, fail with EADDRINUSE (each seen on siw). A new id gets another port.
+constexpr int kPortAttempts = 8;
+
 uint16_t CmLinks::listen(const verbs::Device& dev) {
-  // RDMA-CM picks the port in its own port space; on iWARP, listening also takes it on
-  // the host's TCP stack, where a socket without SO_REUSEADDR (the control channel's,
-  // open or in TIME_WAIT) may hold it already: rdma_listen fails with EADDRINUSE (seen
-  // once on siw). A new id gets another port.
-  constexpr int kAttempts = 8;
   for (int attempt = 1;; ++attempt) {
     listener_ = verbs::CmId(channel_);
     try {
       listener_.listen_any(dev.is_iwarp());
       return listener_.port();
     } catch (const verbs::Error& e) {
-      if (e.errnum() != EADDRINUSE || attempt == kAttempts) throw;
+      if (e.errnum() != EADDRINUSE || attempt == kPortAttempts) throw;
+    }
+  }
+}
+
+verbs::CmId CmLinks::request(TestResources& lane, uint32_t q, uint32_t i, const std::string& host, uint16_t port,
+                             std::chrono::milliseconds timeout) {
+  for (int attempt = 1;; ++attempt) {
+    verbs::CmId id(channel_);
+    id.resolve(channel_, host, port, timeout);
+    check_device(id, lane.dev, host);
+    try {
+      id.connect(lane.qps[q].qpn(), encode_index(i), lane.rd_atomic);
+      return id;
+    } catch (const verbs::Error& e) {
+      if (e.errnum() != EADDRINUSE || attempt == kPortAttempts) throw;
     }
   }
 }
@@ -94,10 +110,7 @@ void CmLinks::connect_all(const std::vector<TestResources*>& lanes, const std::s
   for (TestResources* l : lanes) {
     TestResources& lane = *l;
     for (uint32_t q = 0; q < lane.qps.size(); ++q, ++i) {
-      verbs::CmId id(channel_);
-      id.resolve(channel_, host, port, timeout);
-      check_device(id, lane.dev, host);
-      id.connect(lane.qps[q].qpn(), encode_index(i), lane.rd_atomic);
+      verbs::CmId id = request(lane, q, i, host, port, timeout);
       verbs::CmEvent e = channel_.next(
           timeout, "rdma_cm: no answer from " + host + " port " + std::to_string(port) + " to QP " + std::to_string(i) +
                        "'s connection request within " + seconds_text(timeout) +

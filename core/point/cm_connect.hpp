@@ -48,6 +48,10 @@ class CmLinks {
                   const std::function<void()>& idle = {});
 
  private:
+  // QP q of `lane` (global index i) asks `host`:`port` for its connection; a port the
+  // host's TCP stack already holds (iWARP) is tried again on a new id.
+  verbs::CmId request(TestResources& lane, uint32_t q, uint32_t i, const std::string& host, uint16_t port,
+                      std::chrono::milliseconds timeout);
   verbs::CmChannel channel_;
   verbs::CmId listener_;
   std::vector<verbs::CmId> ids_;
