@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <vector>
 #include <regex>
 #include <thread>
 
@@ -60,25 +62,35 @@ TEST_F(Measurement, EventsBandwidthPointOutlivesTimeout) {
   EXPECT_GT(num(b, "messages"), 0);
 }
 
-// Throughput over time: a duration point samples every 0.1 s by default; its slowest
-// and fastest intervals bracket the window's mean, and the series in FILE.hist.json
-// ends at the point's message count. A counted point samples only when asked.
+// Throughput over time: a duration point samples every 0.1 s by default, at the poll
+// that finds a boundary passed (a stalled VM's loop skips boundaries: one long
+// interval); the series in FILE.hist.json ends with the window, at the point's message
+// count, and the slowest and fastest intervals are its intervals' rates (a last partial
+// interval under half a step left out). Recomputed here from the series, so the check
+// holds whatever a busy host does to the intervals. A counted point samples only when asked.
 TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
   for (const char* mode : {"bw", "lat"}) {
     SCOPED_TRACE(mode);
     json b = point({"--op", "write", "--mode", mode, "-q", "2", "-s", "64", "-D", "0.6", "--warmup", "10"});
     ASSERT_TRUE(b.contains("interval_min")) << b.dump();
-    // An interval may hold nothing where the host stalled the VM for 0.1 s (seen with the
-    // build machine far over its two cores): its minimum is then 0, a true figure.
-    EXPECT_GE(num(b, "interval_min"), 0);
-    EXPECT_GT(num(b, "interval_max"), 0);
-    EXPECT_LE(num(b, "interval_min"), num(b, "items_per_second") * 1.0001);
-    EXPECT_GE(num(b, "interval_max"), num(b, "items_per_second") * 0.9999);
     json h = load(dir_ + "/p" + std::to_string(runs_) + ".hist.json");
     json tl = h["points"][b["name"].get<std::string>()]["timeline"][0];
     EXPECT_EQ(tl["interval_s"], 0.1);
-    ASSERT_GE(tl["t_s"].size(), 5u);
+    ASSERT_GE(tl["t_s"].size(), 1u);
     EXPECT_EQ(tl["messages"].back().get<double>(), num(b, "messages"));
+    EXPECT_NEAR(tl["t_s"].back().get<double>(), num(b, "seconds"), 1e-6 * num(b, "seconds"));
+    std::vector<double> rates;
+    double t0 = 0, m0 = 0;
+    for (size_t i = 0; i < tl["t_s"].size(); ++i) {
+      const double t = tl["t_s"][i].get<double>(), m = tl["messages"][i].get<double>();
+      if (t > t0 && !(i + 1 == tl["t_s"].size() && t - t0 < 0.05)) rates.push_back((m - m0) / (t - t0));
+      t0 = t;
+      m0 = m;
+    }
+    ASSERT_FALSE(rates.empty());
+    EXPECT_NEAR(num(b, "interval_min"), *std::min_element(rates.begin(), rates.end()), 1e-6 * num(b, "interval_max"));
+    EXPECT_NEAR(num(b, "interval_max"), *std::max_element(rates.begin(), rates.end()), 1e-6 * num(b, "interval_max"));
+    EXPECT_GT(num(b, "interval_max"), 0);
   }
   json counted = point({"--op", "write", "--mode", "bw", "-q", "1", "-s", "64", "-n", "2000"});
   EXPECT_FALSE(counted.contains("interval_min"));
