@@ -142,7 +142,11 @@ TEST_F(Measurement, DurationLatencyEveryQpHasItsOwnWindow) {
 
 // One-way latency is half the round trip for SEND and WRITE and the whole of it for
 // READ. Independent timing: the point's seconds over its round trips (one QP, one
-// ping in flight) is the wall time of a round trip, loop overhead included.
+// ping in flight) is the wall time of a round trip, loop overhead included. The upper
+// bound is the convention; the lower one only tells READ's whole from a half (a halved
+// READ reads at most 0.51): the loop's own time between pings is outside the latency,
+// and under the sanitizers on a busy host it was a third of READ's wall round trip
+// (ratio 0.62, against 0.7 once asked here).
 TEST_F(Measurement, LatencyConventionAgainstWallTime) {
   struct Case {
     const char* op;
@@ -154,7 +158,7 @@ TEST_F(Measurement, LatencyConventionAgainstWallTime) {
     double wall_rt_us = num(b, "seconds") / num(b, "messages") * 1e6;
     double ratio = num(b, "lat_mean_us") / wall_rt_us;
     EXPECT_LE(ratio, c.share * 1.02) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
-    EXPECT_GE(ratio, c.share * 0.7) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
+    EXPECT_GE(ratio, c.share * 0.55) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
   }
 }
 
