@@ -53,7 +53,7 @@ PointResult run_point_beside(Background& bg, ClientSession& main, const TestConf
   if (!run.point) throw std::runtime_error(run.point_error);
   if (!run.overlapped())
     throw std::runtime_error("the background's traffic (" + std::to_string(b.work.duration) +
-                             " s) did not cover the point's window: it ran slower beside it than 3x alone");
+                             " s) did not cover the point's window: it ran more than 10x slower beside it than alone");
   extra = beside_figures(*run.point, alone, *run.background);
   return std::move(*run.point);
 }

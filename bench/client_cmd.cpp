@@ -298,8 +298,8 @@ std::string beside_plan_text(const std::vector<TestConfig>& points, const SweepP
   const SweepPlan bg = plan_sweep({background}, 1, plan.rates);
   char b[512];
   std::snprintf(b, sizeof b,
-                "--beside: each point runs again as NAME/beside, while the background %s runs for 3x the point's "
-                "measured time + 1 s on a connection and QPs of its own: about %s more, and %s more buffers on "
+                "--beside: each point runs again as NAME/beside, while the background %s runs for 10x the point's "
+                "measured time + 2 s on a connection and QPs of its own: about %s more, and %s more buffers on "
                 "each side while it runs\n",
                 point_name(background).c_str(), human_seconds(extra).c_str(),
                 human_bytes(static_cast<double>(bg.max_side_bytes)).c_str());

@@ -234,7 +234,7 @@ bool run_points(Runner& run, const Sweep& sw, const std::vector<std::vector<Flow
     for (size_t ph = 0; ph < phases.size() && go_on; ++ph) {
       std::vector<json> runs;  // rank 0: the phase's entries over its repetitions
       EntryPos at;
-      if (victim && ph == 1) {  // every rank: the background runs for 3x the victim's window alone + 1 s
+      if (victim && ph == 1) {  // every rank: the background runs for 10x the victim's window alone + 2 s
         background = *sw.o.background;
         background->work.duration =
             background_seconds(std::stod(broadcast(w, w.rank == 0 ? std::to_string(alone) : std::string())));

@@ -41,7 +41,7 @@ static std::string outside_background(const json& victim, const std::vector<json
   for (const json& b : background)
     if (!b.contains("window") || b["window"][1].get<double>() < end)
       return "the background flows' traffic ended before this flow's window did (it ran slower beside them than "
-             "3x alone): not counted as beside them";
+             "10x alone): not counted as beside them";
   return "";
 }
 

@@ -11,7 +11,7 @@ bool BesideRun::overlapped() const {
   return point && background && point->began >= traffic_began && point->ended <= background->ended;
 }
 
-double background_seconds(double alone_seconds) { return 3 * alone_seconds + 1; }
+double background_seconds(double alone_seconds) { return 10 * alone_seconds + 2; }
 
 BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideConnect& connect, const TestConfig& bg,
                      const std::function<std::optional<PointResult>()>& run_point) {

@@ -38,8 +38,10 @@ using BesideConnect = std::function<std::unique_ptr<ClientSession>()>;
 BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideConnect& connect, const TestConfig& bg,
                      const std::function<std::optional<PointResult>()>& run_point);
 
-// The background's duration for a point whose window alone took `alone_seconds`: three
-// times that plus a second, so the point's setup and a slowdown of up to about 3x fit.
+// The background's duration for a point whose window alone took `alone_seconds`: ten
+// times that plus two seconds, so the point's setup and a slowdown of about 10x fit
+// (3x + 1 s was too short once: a 64 B WRITE ping-pong on Soft-iWARP beside 4 QPs of
+// 16 KiB WRITE on a busy host).
 double background_seconds(double alone_seconds);
 
 }  // namespace rdmasweep

@@ -141,7 +141,7 @@ TEST_F(Workloads, PacedBothWaysCountsEachDirectionAtTheRate) {
 // its figures over the point's alone (one run: exactly that run's), its counts exact.
 TEST_F(Workloads, BesideMeasuresEachPointAloneThenInsideTheBackgroundsTraffic) {
   std::string out = dir_ + "/beside.json";
-  Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "400", "--warmup", "10", "--beside",
+  Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "200", "--warmup", "10", "--beside",
                       "op=write,mode=bw,qps=4,size=16k", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
   json r = load_json(out);
@@ -153,7 +153,7 @@ TEST_F(Workloads, BesideMeasuresEachPointAloneThenInsideTheBackgroundsTraffic) {
   EXPECT_EQ(beside["name"].get<std::string>(), alone["name"].get<std::string>() + "/beside");
   EXPECT_EQ(beside["background"].get<std::string>(), bg);
   EXPECT_EQ(beside["config"], alone["config"]);
-  EXPECT_EQ(beside["messages"].get<double>(), 400);
+  EXPECT_EQ(beside["messages"].get<double>(), 200);
   for (const char* k : {"lat_p50_us", "lat_p99_us", "items_per_second"})
     EXPECT_NEAR(beside[std::string(k) + "_vs_alone"].get<double>(), beside[k].get<double>() / alone[k].get<double>(),
                 1e-9 * beside[k].get<double>() / alone[k].get<double>()) << k;

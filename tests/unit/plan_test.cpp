@@ -17,6 +17,7 @@
 
 #include "core/config/knobs.hpp"
 #include "core/config/sweep.hpp"
+#include "core/point/beside.hpp"
 #include "core/setup/sizing.hpp"
 #include "tests/support/process.hpp"
 
@@ -244,10 +245,10 @@ TEST(ClientPlan, BesideAddsEachPointsRowBesideTheBackgroundItsTimeAndBuffers) {
   apply_override(spec, "size", "64");
   apply_override(spec, "qps", "1,4");
   double extra = 0;
-  for (const TestConfig& c : expand(spec)) extra += 2 * (3 * measuring_seconds(c, PlanRates{}) + 1);
+  for (const TestConfig& c : expand(spec)) extra += 2 * background_seconds(measuring_seconds(c, PlanRates{}));
   const TestConfig bg = background_point("op=write,mode=bw,qps=8,size=64k");
   const std::string line = "--beside: each point runs again as NAME/beside, while the background " + point_name(bg) +
-                           " runs for 3x the point's measured time + 1 s on a connection and QPs of its own: about " +
+                           " runs for 10x the point's measured time + 2 s on a connection and QPs of its own: about " +
                            human_seconds(extra) + " more, and " +
                            human_bytes(static_cast<double>(plan_sweep({bg}, 1, PlanRates{}).max_side_bytes)) +
                            " more buffers on each side while it runs\n";
