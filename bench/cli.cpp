@@ -238,10 +238,9 @@ ClientOptions parse_client(int argc, char** argv, std::string* help_text) {
   std::map<std::string, std::string> axis;
   std::string policy;
   add_workload_options(work, axis, &c.config_file, &policy);
-  work.add_options()("beside", po::value(&c.beside),
-                     "KNOBS: measure each point alone, then again beside a background workload on QPs and a "
-                     "connection of its own, e.g. 'op=write,mode=bw,qps=8,size=64k' (sweep keys, one value each); "
-                     "the second row is NAME/beside, with its ratio to alone and the background's own rates");
+  work.add_options()("beside", po::value(&c.beside), "KNOBS: measure each point alone, then again beside a background "
+                     "workload on QPs and a connection of its own, e.g. 'op=write,mode=bw,qps=8,size=64k' (sweep keys, "
+                     "one value each); the second row is NAME/beside, with its ratio to alone and the background's rates");
   po::options_description out("Output");
   std::string format;
   out.add_options()

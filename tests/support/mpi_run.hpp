@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,20 @@ inline nlohmann::json load(const std::string& path) {
   std::ifstream in(path);
   if (!in) return nlohmann::json();
   return nlohmann::json::parse(in, nullptr, false);
+}
+
+// Runs `ranks` ranks with `args` and a fresh --out; expects success and a results file.
+inline void run_ok(int ranks, std::initializer_list<const char*> args, nlohmann::json* doc, Outcome* outcome = nullptr) {
+  std::vector<std::string> argv = mpirun(ranks);
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string out = temp_dir() + "/mesh.json";
+  argv.push_back("--out");
+  argv.push_back(out);
+  Outcome o = run(argv, std::chrono::seconds(300));
+  if (outcome) *outcome = o;
+  ASSERT_EQ(o.code, 0) << both(o);
+  *doc = load(out);
+  ASSERT_TRUE(doc->is_object()) << "no valid results file; " << both(o);
 }
 
 }  // namespace rdmasweep::test
