@@ -7,18 +7,12 @@
 #include <stdexcept>
 
 #include "core/config/knobs.hpp"
+#include "core/results/aggregates.hpp"
 #include "core/results/model.hpp"
 
 namespace rdmasweep {
 
 std::string beside_name(const std::string& point) { return point + "/beside"; }
-
-static double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The figures compared with alone: the rates, and the latency percentiles when there are.
 static const char* const kCompared[] = {"items_per_second", "bytes_per_second", "lat_p50_us", "lat_p99_us",
@@ -31,7 +25,7 @@ Figures beside_figures(const PointResult& beside, const std::vector<PointResult>
   Figures out;
   for (const auto& [k, v] : figures(beside)) {
     if (std::find(std::begin(kCompared), std::end(kCompared), k) == std::end(kCompared)) continue;
-    const double a = median(before[k]);
+    const double a = median_of(before[k]);
     if (a > 0) out.emplace_back(k + "_vs_alone", v / a);
   }
   for (const auto& [k, v] : figures(background))
@@ -46,7 +40,7 @@ PointResult run_point_beside(Background& bg, ClientSession& main, const TestConf
   std::vector<double> windows;
   for (const PointResult& r : alone) windows.push_back(r.seconds);
   TestConfig b = bg.cfg;
-  b.work.duration = background_seconds(median(windows));
+  b.work.duration = background_seconds(median_of(windows));
   BesideRun run = run_beside(bg.session, bg.connect, b, [&] { return std::optional<PointResult>(main.run(cfg, slot)); });
   if (!run.background)
     throw std::runtime_error("the background " + point_name(bg.cfg) + " failed: " + run.background_error);

@@ -23,6 +23,7 @@
 #include "core/point/cm_connect.hpp"
 #include "core/point/measured_run.hpp"
 #include "core/point/session.hpp"
+#include "core/results/aggregates.hpp"
 #include "core/results/context.hpp"
 #include "core/results/progress_file.hpp"
 #include "core/setup/device_checks.hpp"
@@ -139,10 +140,7 @@ double flat_out_rate(const PointStore& store, const TestConfig& c) {
   if (it != store.end())
     for (const PointResult& r : it->second)
       if (r.seconds > 0) rates.push_back(static_cast<double>(r.messages) / r.seconds);
-  if (rates.empty()) return 0;
-  std::sort(rates.begin(), rates.end());
-  const size_t n = rates.size();
-  return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+  return rates.empty() ? 0 : median_of(rates);
 }
 
 // What the registered points share: the session, their results, the progress line and

@@ -34,6 +34,7 @@
 #include "core/measure/clock_context.hpp"
 #include "core/point/beside.hpp"
 #include "core/point/session.hpp"
+#include "core/results/aggregates.hpp"
 #include "core/results/context.hpp"
 #include "core/results/model.hpp"
 
@@ -215,9 +216,7 @@ double median_seconds(const std::vector<json>& entries) {
   std::vector<double> s;
   for (const json& b : entries)
     if (!b.value("error_occurred", false) && b.contains("seconds")) s.push_back(b["seconds"].get<double>());
-  if (s.empty()) return 0;
-  std::sort(s.begin(), s.end());
-  return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+  return s.empty() ? 0 : median_of(s);
 }
 
 // Every point, phase by phase, in Google Benchmark's order: a benchmark's repetitions

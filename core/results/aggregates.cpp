@@ -12,6 +12,13 @@ namespace rdmasweep {
 
 using nlohmann::json;
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 namespace {
 
 // Sample statistics as Google Benchmark computes them (stddev with n - 1; cv = stddev / mean).
@@ -19,11 +26,6 @@ double mean_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return s / static_cast<double>(v.size());
-}
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 double stddev_of(const std::vector<double>& v) {
   if (v.size() < 2) return 0;

@@ -14,4 +14,7 @@ namespace rdmasweep {
 // is (point, label, config, hosts, ranks, time_unit) are copied from its first run.
 std::vector<nlohmann::json> aggregate_entries(const std::vector<nlohmann::json>& runs);
 
+// The median of `v` (the mean of the middle two when even); NaN when empty.
+double median_of(std::vector<double> v);
+
 }  // namespace rdmasweep

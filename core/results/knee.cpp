@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/results/aggregates.hpp"
+
 namespace rdmasweep {
 
 using nlohmann::json;
@@ -16,12 +18,6 @@ std::string series_of(const std::string& name) {
   if (at == std::string::npos) return "";
   const size_t end = name.find('/', at + 1);
   return name.substr(0, at) + (end == std::string::npos ? "" : name.substr(end));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct Load {
@@ -39,7 +35,7 @@ bool usable(const json& b) {
 
 LoadKnee knee_of(const std::string& series, const std::map<std::string, Load>& by_rate) {
   std::vector<std::pair<double, double>> curve;  // (offered, p99), each the median of its repetitions
-  for (const auto& [rate, l] : by_rate) curve.emplace_back(median(l.offered), median(l.p99));
+  for (const auto& [rate, l] : by_rate) curve.emplace_back(median_of(l.offered), median_of(l.p99));
   std::sort(curve.begin(), curve.end());
   LoadKnee k;
   k.series = series;
