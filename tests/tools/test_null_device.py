@@ -2,7 +2,8 @@
 RDMASWEEP_STANDIN_DEVICE=null): Debian's ib_write_bw, ib_read_bw and ib_atomic_bw
 (server and client, through the ibv_wr_* API and ibv_post_send) and rdmasweep's
 server and client run on null0 unmodified, with no RDMA on this host; rdmasweep's
-counts are exact, and the bare post/poll loop reports its cost per message.
+counts are exact, its atomics change the server's words, and the bare post/poll loop
+reports its cost per message.
 
 Needs the build (rdmasweep, libverbs_standin.so, null_bare_loop) and perftest; without
 them the tests skip, except under CI (CI set), where they fail."""
@@ -138,6 +139,27 @@ class NullDevice(NullSetup):
             self.assertEqual(b["messages"], 4 * ITERS, b["name"])
             self.assertGreater(b["items_per_second"], 0)
         self.assertIn("null0", json.dumps(doc["context"]))
+
+    def test_atomics_change_the_servers_words_on_null0(self):
+        # null0 moves an atomic's word (null_atomics.cpp): rdmasweep's check of the
+        # server's words after FAA and CAS points passes, with exact counts.
+        r = self.rdmasweep_pair([], ["--op", "faa,cas", "--mode", "bw", "-q", "4", "-n", str(ITERS),
+                                     "--out", "{work}/atomics.json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(re.search(r"results: (\S+\.json)", r.stderr).group(1)) as f:
+            entries = [b for b in json.load(f)["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+        self.assertEqual([b["config"]["op"] for b in entries], ["faa", "cas"])
+        for b in entries:
+            self.assertFalse(b.get("error_occurred"), b.get("error_message"))
+            self.assertEqual(b["messages"], 4 * ITERS, b["name"])
+
+    def test_the_bare_loops_adds_and_fetches_land_through_both_apis(self):
+        for api in ([], ["-w"]):
+            with self.subTest(api=api):
+                r = subprocess.run([self.bare, "-o", "faa", "-n", "4000", "-q", "4", "-l", "4", "-Q", "4", *api],
+                                   env=self.env, capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("each QP's target is 4000, its last fetch 3999", r.stdout)
 
     def test_sends_that_never_arrive_end_the_point_at_the_servers_timeout(self):
         # null0 completes the client's SENDs and moves nothing: once the client's DONE

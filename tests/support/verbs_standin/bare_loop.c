@@ -284,6 +284,24 @@ int main(int argc, char** argv) {
          wr_api ? "ibv_wr_*" : "ibv_post_send", messages, seconds, cpu, seconds * 1e9 / messages,
          messages / seconds / 1e6, cpu * 1e9 / messages);
 
+  /* FAA adds 1 to each QP's own target: the device must have done every add and
+   * returned the last old value to the QP's source buffer. */
+  if (opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+    for (uint32_t q = 0; q < nqp; ++q) {
+      uint64_t fetched, word;
+      memcpy(&fetched, buf + (size_t)q * 128, 8);
+      memcpy(&word, buf + (size_t)q * 128 + 64, 8);
+      if (word != per_qp || fetched != per_qp - 1) {
+        fprintf(stderr, "null_bare_loop: faa on QP %u left %llu (want %llu) and last fetched %llu (want %llu)\n", q,
+                (unsigned long long)word, (unsigned long long)per_qp, (unsigned long long)fetched,
+                (unsigned long long)(per_qp - 1));
+        return 1;
+      }
+    }
+    printf("faa: each QP's target is %llu, its last fetch %llu\n", (unsigned long long)per_qp,
+           (unsigned long long)(per_qp - 1));
+  }
+
   for (uint32_t q = 0; q < nqp; ++q) ibv_destroy_qp(qp[q]);
   ibv_destroy_cq(cq);
   ibv_dereg_mr(mr);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "null_objects.hpp"
 
@@ -108,6 +109,16 @@ inline uint32_t length(const ibv_send_wr* wr) {
   return 0;
 }
 
+// An atomic WR's effect on its target, and the old value in its local buffer.
+[[gnu::noinline]] void run_atomic(Qp* q, const ibv_send_wr* wr) {
+  const auto& a = wr->wr.atomic;
+  uint64_t* w = atomic_word(q, a.rkey, a.remote_addr);
+  if (w == nullptr) return;
+  const uint64_t old = apply_atomic(w, wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD, a.compare_add, a.swap);
+  if (wr->num_sge > 0 && wr->sg_list[0].length >= sizeof old)
+    std::memcpy(reinterpret_cast<void*>(wr->sg_list[0].addr), &old, sizeof old);
+}
+
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* q = qp_of(ibqp);
   // RTS posts; ERR takes every WR and flushes it (each one completes, signaled or not).
@@ -136,6 +147,7 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad) {
       break;
     }
     ++posted;
+    if (__builtin_expect(opcode - IBV_WR_ATOMIC_CMP_AND_SWP < 2u, 0) && !flushing) run_atomic(q, wr);
     if (!every && !(flags & IBV_SEND_SIGNALED)) continue;
     if (Cqe* e = take_slot(cq, tail, head)) {
       *e = Cqe{wr->wr_id, q, posted, length(wr), q->wc_op[opcode], status, 0};
@@ -204,6 +216,7 @@ void wr_start(ibv_qp_ex* x) {
   posters_check(q->scq);
   q->b_tail = q->scq->tail;
   q->b_cur = &q->scratch;
+  q->b_fetch = false;
   q->b_err = x->qp_base.state == IBV_QPS_RTS ? 0 : EINVAL;
 }
 
@@ -235,13 +248,26 @@ void wr_rdma_write_imm(ibv_qp_ex* x, uint32_t, uint64_t, __be32) { begin(x, IBV_
 void wr_rdma_read(ibv_qp_ex* x, uint32_t, uint64_t) { begin(x, IBV_WR_RDMA_READ); }
 void wr_send(ibv_qp_ex* x) { begin(x, IBV_WR_SEND); }
 void wr_send_imm(ibv_qp_ex* x, __be32) { begin(x, IBV_WR_SEND_WITH_IMM); }
-void wr_atomic_fetch_add(ibv_qp_ex* x, uint32_t, uint64_t, uint64_t) {
-  begin(x, IBV_WR_ATOMIC_FETCH_AND_ADD);
-  qp_of(x)->b_cur->byte_len = 8;
+// An atomic takes effect as it is staged; its old value goes to the buffer its
+// wr_set_sge names next.
+void atomic(ibv_qp_ex* x, bool add, uint32_t rkey, uint64_t addr, uint64_t compare_add, uint64_t swap) {
+  begin(x, add ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP);
+  Qp* q = qp_of(x);
+  q->b_cur->byte_len = 8;
+  uint64_t* w = q->b_err == 0 ? atomic_word(q, rkey, addr) : nullptr;
+  q->b_fetch = w != nullptr;
+  if (w != nullptr) q->b_fetched = apply_atomic(w, add, compare_add, swap);
 }
-void wr_atomic_cmp_swp(ibv_qp_ex* x, uint32_t, uint64_t, uint64_t, uint64_t) {
-  begin(x, IBV_WR_ATOMIC_CMP_AND_SWP);
-  qp_of(x)->b_cur->byte_len = 8;
+void wr_atomic_fetch_add(ibv_qp_ex* x, uint32_t rkey, uint64_t addr, uint64_t add) {
+  atomic(x, true, rkey, addr, add, 0);
+}
+void wr_atomic_cmp_swp(ibv_qp_ex* x, uint32_t rkey, uint64_t addr, uint64_t compare, uint64_t swap) {
+  atomic(x, false, rkey, addr, compare, swap);
+}
+inline void deliver_fetched(Qp* q, uint64_t addr, uint32_t length) {
+  if (__builtin_expect(q->b_fetch, 0) && length >= sizeof q->b_fetched)
+    std::memcpy(reinterpret_cast<void*>(addr), &q->b_fetched, sizeof q->b_fetched);
+  q->b_fetch = false;
 }
 
 // What null0 does not do: the batch fails at wr_complete.
@@ -258,9 +284,14 @@ void wr_atomic_write(ibv_qp_ex* x, uint32_t, uint64_t, const void*) { refuse(x);
 void wr_set_xrc_srqn(ibv_qp_ex* x, uint32_t) { refuse(x); }
 void wr_set_ud_addr(ibv_qp_ex*, ibv_ah*, uint32_t, uint32_t) {}
 
-void wr_set_sge(ibv_qp_ex* x, uint32_t, uint64_t, uint32_t length) { qp_of(x)->b_cur->byte_len = length; }
+void wr_set_sge(ibv_qp_ex* x, uint32_t, uint64_t addr, uint32_t length) {
+  Qp* q = qp_of(x);
+  q->b_cur->byte_len = length;
+  deliver_fetched(q, addr, length);
+}
 void wr_set_sge_list(ibv_qp_ex* x, size_t n, const ibv_sge* sge) {
   Qp* q = qp_of(x);
+  if (n > 0) deliver_fetched(q, sge[0].addr, sge[0].length);
   if (n > q->max_send_sge && q->b_err == 0) q->b_err = EINVAL;
   uint32_t len = 0;
   for (size_t i = 0; i < n; ++i) len += sge[i].length;

@@ -323,14 +323,17 @@ int dealloc_pd(ibv_pd* pd) {
   return 0;
 }
 
-ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t, unsigned access) {
+// A region for remote atomics gets a key that names its shared pages (null_atomics.cpp).
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access) {
   const bool remote_writes = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
   if (length > limits().dev.max_mr_size || (remote_writes && !(access & IBV_ACCESS_LOCAL_WRITE)))
     return made<ibv_mr>(nullptr, EINVAL);
-  const uint32_t key = next_key++;
+  uint32_t key = access & IBV_ACCESS_REMOTE_ATOMIC ? publish_atomic_region(addr, length, iova) : 0;
+  if (key == 0) key = next_key++;
   return new ibv_mr{pd->context, pd, addr, length, next_handle++, key, key};
 }
 int dereg_mr(ibv_mr* mr) {
+  if (mr->rkey & 0x80000000u) unpublish_atomic_region(mr->rkey);
   delete mr;
   return 0;
 }

@@ -1,5 +1,6 @@
 // The stand-in's null device (RDMASWEEP_STANDIN_DEVICE=null): one device, null0, with
-// no device beneath, whose work requests complete as they are posted and move no data.
+// no device beneath, whose work requests complete as they are posted and move no data
+// but an atomic's word (null_atomics.cpp).
 // It measures what a benchmark's own post/poll loop costs per message (perftest's and
 // rdmasweep's alike, unmodified), the limit every tool on a NIC shares.
 //

@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 namespace standin::null {
@@ -50,6 +51,14 @@ struct Channel {
   int write_fd = -1;
 };
 
+// The region a QP's last atomic reached, as this process maps it (null_atomics.cpp):
+// [lo, hi) in its owner's addresses, `base` where lo is here; null: nothing to change.
+struct AtomicTarget {
+  uint32_t rkey = 0;
+  uint64_t lo = 0, hi = 0;
+  char* base = nullptr;
+};
+
 // A QP. The fields the datapath reads on every post come first after the verbs struct.
 struct Qp {
   ibv_qp_ex qpx;
@@ -76,6 +85,9 @@ struct Qp {
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   bool ex = false;        // created with send_ops_flags: ibv_qp_to_qp_ex answers
+  AtomicTarget at;        // the region of its last atomic
+  uint64_t b_fetched = 0; // an ibv_wr_* atomic's old value, for its wr_set_sge
+  bool b_fetch = false;
 };
 
 constexpr uint8_t kNoOp = 0xff;
@@ -104,6 +116,31 @@ template <class T>
 T* made(T* p, int err) {
   if (p == nullptr) errno = err;
   return p;
+}
+
+// Atomics (null_atomics.cpp): a region registered for remote atomics is published under
+// a key of its own (0: it could not be, and atomics to it change nothing); a QP's
+// atomic to a region it has not reached before finds it (false: nothing to change,
+// and `t` says so for that rkey).
+uint32_t publish_atomic_region(void* addr, size_t length, uint64_t iova);
+void unpublish_atomic_region(uint32_t key);
+bool find_atomic_target(uint32_t rkey, uint64_t addr, AtomicTarget& t);
+
+// The word an atomic changes, or null: the fast path is one compare while the QP's
+// atomics stay in the region it last reached.
+inline uint64_t* atomic_word(Qp* q, uint32_t rkey, uint64_t addr) {
+  AtomicTarget& t = q->at;
+  if (__builtin_expect(rkey != t.rkey || addr < t.lo || addr + 8 > t.hi, 0) && !find_atomic_target(rkey, addr, t))
+    return nullptr;
+  return t.base == nullptr ? nullptr : reinterpret_cast<uint64_t*>(t.base + (addr - t.lo));
+}
+
+// A fetch-and-add (`add`) or compare-and-swap on its word, as the responder's NIC does
+// it: atomic against every other atomic on this host. Returns the old value.
+inline uint64_t apply_atomic(uint64_t* w, bool add, uint64_t compare_add, uint64_t swap) {
+  if (add) return __atomic_fetch_add(w, compare_add, __ATOMIC_SEQ_CST);
+  __atomic_compare_exchange_n(w, &compare_add, swap, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare_add;  // the word's value: on a failed compare, the exchange wrote it here
 }
 
 // The setup of QPs, SRQs and AHs (null_qp.cpp); ibv_create_qp_ex is a context op.
