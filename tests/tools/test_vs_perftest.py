@@ -6,6 +6,7 @@ import math
 import sys
 import time
 import unittest
+from unittest import mock
 
 from _util import run_tool, tool_script, tools_module
 
@@ -93,6 +94,29 @@ class VsPerftest(unittest.TestCase):
                 self.assertNotIn(f, by[("perftest", "client")], point)
             for f in ("--warmup", "-I", "--outs", "-t", "-Q"):
                 self.assertNotIn(f, by[("rdmasweep", "client")], point)
+
+
+class TwoHosts(unittest.TestCase):
+    """--server-host: both tools' servers on the other host over ssh, the same arguments."""
+
+    def test_servers_run_over_ssh_with_the_local_arguments_and_clients_connect_there(self):
+        _, local = dry_run("--table", "pacing", "--only", "write", "--shares", "50", "--no-pin", "--timeout", "77")
+        _, remote = dry_run("--table", "pacing", "--only", "write", "--shares", "50", "--server-host", "rxe-a",
+                            "--timeout", "77")
+        self.assertEqual(sorted(local), sorted(remote))
+        for name in remote:
+            with self.subTest(point=name):
+                here = {(t, s): a for t, s, a in local[name]}
+                for tool, side, argv in remote[name]:
+                    if side == "server":
+                        self.assertEqual(argv[:6], ["ssh", "rxe-a", "exec", "timeout", "-k", "5"])
+                        self.assertEqual(argv[6], "77")  # ends by itself within the round's --timeout
+                        want = [a for a in here[(tool, side)] if a not in ("--bind", "127.0.0.1")]
+                        self.assertEqual(argv[7:], want)  # rdmasweep's server listens on every address there
+                    else:
+                        self.assertNotIn("taskset", argv)
+                        self.assertIn("rxe-a", argv)
+                        self.assertNotIn("127.0.0.1", argv)
 
 
 class Pacing(unittest.TestCase):
@@ -200,8 +224,9 @@ class Summary(unittest.TestCase):
         self.assertEqual(r["verdict"], "no significant difference")
 
     def test_without_scipy_the_medians_stay_and_the_row_says_why_there_is_no_p(self):
-        self.vs.have_scipy = lambda: False
-        r = self.vs.summary_row("send/bw", "gbps", [1, 2, 3, 4], [5, 6, 7, 8], "higher")
+        where = sys.modules[self.vs.summary_row.__module__]  # rdmasweep_py.vs_summary
+        with mock.patch.object(where, "have_scipy", lambda: False):
+            r = self.vs.summary_row("send/bw", "gbps", [1, 2, 3, 4], [5, 6, 7, 8], "higher")
         self.assertEqual((r["perftest"], r["rdmasweep"], r["p"]), (2.5, 6.5, None))
         self.assertEqual(r["verdict"], "no p: needs python3-scipy")
 
