@@ -55,8 +55,19 @@ class DryRun(unittest.TestCase):
 
 class RealRound(test_null_device.NullSetup):
     def test_one_round_prints_both_rates_and_the_costs_above_the_bare_loop(self):
-        p = run_tool("ceiling", "--rounds", "1", "--iters", "20000", "--only", "write q1 s64 l1 Q32 I0 T1")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            p = run_tool("ceiling", "--rounds", "1", "--iters", "20000", "--only", "write q1 s64 l1 Q32 I0 T1",
+                         "--json", os.path.join(d, "c.json"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "c.json")) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["ceiling"]["rounds"], 1)
+        self.assertEqual([x["point"] for x in doc["points"]], ["write q1 s64 l1 Q32 I0 T1",
+                                                                "write q1 s64 l1 Q32 I0 T1 wr-api"])
+        for x in doc["points"]:  # the table's medians, and each runner's one round
+            self.assertEqual(sorted(x["rate_mmsg"]), ["bare", "perftest", "rdmasweep"])
+            self.assertEqual({k: len(v) for k, v in x["rounds_mmsg"].items()}, {"bare": 1, "perftest": 1, "rdmasweep": 1})
+            self.assertEqual(x["rounds_mmsg"]["rdmasweep"][0], x["rate_mmsg"]["rdmasweep"])
         rows = [l.split() for l in p.stdout.splitlines() if l.startswith("write q1 s64")]
         self.assertEqual(len(rows), 2, p.stdout)  # post_send and the wr-api row
         for r in rows:
