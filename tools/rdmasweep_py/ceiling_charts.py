@@ -22,6 +22,11 @@ def above_bare(point, tool):
     return 1e3 / rate - 1e3 / bare if rate and bare else None
 
 
+def height(n):
+    """The figure's height in inches for n points."""
+    return 1.6 + 0.42 * n
+
+
 def _rates(ax, pts):
     h = 0.8 / len(TOOLS)
     for i, (tool, label) in enumerate(TOOLS):
@@ -31,8 +36,7 @@ def _rates(ax, pts):
         err = [[m - min(r) for m, r in zip(med, rounds)], [max(r) - m for m, r in zip(med, rounds)]]
         ax.barh(ys, med, height=h, color=COLOURS[i], label=label, xerr=err, error_kw={"elinewidth": 0.8})
     ax.set_xlabel("million messages per second (median; whisker: the rounds' range)")
-    ax.set_title("Message rate")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / (len(pts) + 2)), ncol=3, fontsize=8)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=3, fontsize=8, frameon=False)
 
 
 def _above(ax, pts):
@@ -42,8 +46,7 @@ def _above(ax, pts):
         ax.barh(ys, [above_bare(p, tool) or 0 for p in pts], height=h, color=COLOURS[i + 1], label=tool)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("ns per message above the bare loop (wall clock)")
-    ax.set_title("Each tool's own cost")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / (len(pts) + 2)), ncol=2, fontsize=8)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, fontsize=8, frameon=False)
 
 
 def ceiling(doc, out_dir):
@@ -51,7 +54,7 @@ def ceiling(doc, out_dir):
     pts = [p for p in doc["points"] if p.get("rate_mmsg")]
     if not pts:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 1.6 + 0.42 * len(pts)), sharey=True,
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, height(len(pts))), sharey=True,
                                       gridspec_kw={"width_ratios": [3, 2]})
     _rates(left, pts)
     _above(right, pts)
@@ -61,5 +64,7 @@ def ceiling(doc, out_dir):
     c = doc["ceiling"]
     title = (f"Each harness's ceiling on null0 ({c.get('profile', '?')}): {c.get('rounds', '?')} interleaved rounds, "
              f"{c.get('cpus', '?')} CPUs, load {c.get('load', '?')} at the start")
-    fig.suptitle(title, fontsize=10, y=1.0 + 0.25 / (len(pts) + 2))
+    h = height(len(pts))
+    fig.subplots_adjust(top=1 - 0.75 / h, bottom=0.75 / h)  # the legends above each panel, the title above them
+    fig.suptitle(title, fontsize=10, y=1 - 0.2 / h)
     return [Chart("ceiling", "Ceiling on the null device", save_figure(fig, out_dir, "ceiling"))]
