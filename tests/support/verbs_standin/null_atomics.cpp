@@ -192,6 +192,10 @@ bool find_atomic_target(uint32_t rkey, uint64_t addr, AtomicTarget& t) {
     if (p != MAP_FAILED) m.base = static_cast<char*>(p);
   }
   if (fd >= 0) close(fd);
+  if (m.base != nullptr && h.pid != getpid() && (!inside(m) || (addr & 7) != 0)) {
+    munmap(m.base, h.hi - h.lo);  // mapped for nothing: not kept, so a later miss maps it again
+    m.base = nullptr;
+  }
   if (m.base == nullptr || !inside(m) || (addr & 7) != 0) {
     static bool warned = false;
     if (!warned)
