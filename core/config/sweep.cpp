@@ -268,6 +268,16 @@ static bool make_point(const SweepSpec& s, const std::vector<uint64_t>& v, TestC
     if (c.work.size != s.size.front()) return false;
     c.work.size = kLatDefaultBytes;
   }
+  // --rate paces bandwidth points. In a sweep that also has them, a latency point runs
+  // once, closed-loop: the reference a load-latency series is drawn against. A sweep of
+  // latency points alone with --rate is refused (core/config/refusals.cpp).
+  if (c.work.mode == Mode::Lat && c.knobs.rate != kRateNone &&
+      std::find(s.mode.begin(), s.mode.end(), "bw") != s.mode.end()) {
+    if (std::find(s.rate.begin(), s.rate.end(), kRateNone) != s.rate.end()) return false;  // made at rate none
+    if (c.knobs.rate != s.rate.front() || to_string(c.knobs.arrivals) != s.arrivals.front()) return false;
+    c.knobs.rate = kRateNone;
+    c.knobs.arrivals = ArrivalProcess::Constant;
+  }
   // One thread has one CQ whatever the scope: a sweep over both runs it once.
   if (c.knobs.threads == 1 && c.knobs.cq_scope == CqScope::Process &&
       std::find(s.cq_scope.begin(), s.cq_scope.end(), "thread") != s.cq_scope.end())

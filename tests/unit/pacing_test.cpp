@@ -3,6 +3,7 @@
 // when each message was due).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -103,6 +104,35 @@ TEST(Rate, ASharePointsFlatOutTwinRunsFirst) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find(point_name(twin) + " gave no rate"), std::string::npos) << e.what();
   }
+}
+
+// A sweep of latency and paced bandwidth points (the load-latency chart's input) runs each
+// latency point once, closed-loop; latency points alone with --rate stay refused.
+TEST(Rate, ALatencyPointBesideAPacedSeriesRunsOnceClosedLoop) {
+  SweepSpec s;
+  apply_override(s, "op", "write");
+  apply_override(s, "mode", "lat,bw");
+  apply_override(s, "size", "64");
+  apply_override(s, "rate", "10%:30%:+10%");
+  apply_override(s, "arrivals", "constant,poisson");
+  std::vector<std::string> names;
+  for (const TestConfig& c : expand(s)) {
+    names.push_back(point_name(c));
+    if (c.work.mode == Mode::Lat) {
+      EXPECT_EQ(c.knobs.rate, kRateNone);
+      EXPECT_EQ(c.knobs.arrivals, ArrivalProcess::Constant);
+    }
+  }
+  ASSERT_EQ(names.size(), 8u) << names.size();  // one latency point, the twin, 3 shares x 2 arrivals
+  EXPECT_EQ(std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.find("/lat/") != n.npos; }), 1);
+  apply_override(s, "rate", "none,1mpps");  // the unpaced value makes the latency point itself
+  apply_override(s, "arrivals", "constant");
+  names.clear();
+  for (const TestConfig& c : expand(s)) names.push_back(point_name(c));
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.find("/lat/") != n.npos; }), 1);
+  apply_override(s, "mode", "lat");
+  EXPECT_THROW(expand(s), ConfigError);
 }
 
 TEST(Rate, SweepsAsAListOrARangeInOneUnit) {
