@@ -40,14 +40,16 @@ PointResult run_point_beside(Background& bg, ClientSession& main, const TestConf
   std::vector<double> windows;
   for (const PointResult& r : alone) windows.push_back(r.seconds);
   TestConfig b = bg.cfg;
-  b.work.duration = background_seconds(median_of(windows));
-  BesideRun run = run_beside(bg.session, bg.connect, b, [&] { return std::optional<PointResult>(main.run(cfg, slot)); });
+  b.work.duration = background_bound_seconds(median_of(windows));
+  BesideRun run = run_beside(
+      bg.session, bg.connect, b, [&] { return std::optional<PointResult>(main.run(cfg, slot)); }, bg.wind_up.get());
   if (!run.background)
     throw std::runtime_error("the background " + point_name(bg.cfg) + " failed: " + run.background_error);
   if (!run.point) throw std::runtime_error(run.point_error);
   if (!run.overlapped())
     throw std::runtime_error("the background's traffic (" + std::to_string(b.work.duration) +
-                             " s) did not cover the point's window: it ran more than 10x slower beside it than alone");
+                              " s, its bound) did not cover the point's window: it ran more than 160x slower beside it than "
+                             "alone; pace the background (rate=...) or lighten it");
   extra = beside_figures(*run.point, alone, *run.background);
   return std::move(*run.point);
 }

@@ -4,6 +4,7 @@
 // own rates.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,8 +18,10 @@ using Figures = std::vector<std::pair<std::string, double>>;
 
 struct Background {
   TestConfig cfg;           // its knobs; its duration is set per run
-  BesideConnect connect;    // opens its session
+  BesideConnect connect;    // opens its session (SessionOptions::wind_up = wind_up)
   std::unique_ptr<ClientSession> session;  // kept across points, replaced when broken
+  // Set once the point beside it has run: the background's window ends with the point's.
+  std::shared_ptr<std::atomic<bool>> wind_up = std::make_shared<std::atomic<bool>>(false);
 };
 
 // The name of `point`'s row beside the background.

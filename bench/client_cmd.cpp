@@ -296,8 +296,9 @@ std::string beside_plan_text(const std::vector<TestConfig>& points, const SweepP
   const SweepPlan bg = plan_sweep({background}, 1, plan.rates);
   char b[512];
   std::snprintf(b, sizeof b,
-                "--beside: each point runs again as NAME/beside, while the background %s runs for 10x the point's "
-                "measured time + 2 s on a connection and QPs of its own: about %s more, and %s more buffers on "
+                "--beside: each point runs again as NAME/beside, while the background %s runs on a connection and "
+                "QPs of its own until the point ends: about %s more if the point runs 10x slower beside it than "
+                "alone, and %s more buffers on "
                 "each side while it runs\n",
                 point_name(background).c_str(), human_seconds(extra).c_str(),
                 human_bytes(static_cast<double>(bg.max_side_bytes)).c_str());
@@ -361,7 +362,12 @@ int client_main(int argc, char** argv) {
   PointStore store;
   std::string abort_reason;
   Progress progress(points.size() * o.spec.repetitions * (background ? 2 : 1), o.progress, progress_file);
-  if (background) background->connect = [&] { return beside_session(o, fabric, so); };
+  if (background)
+    background->connect = [&o, &fabric, &so, flag = background->wind_up.get()] {
+      SessionOptions b = so;
+      b.wind_up = flag;
+      return beside_session(o, fabric, b);
+    };
   Registry registry{session, store, progress, abort_reason, background ? &*background : nullptr};
   register_points(points, o.spec.repetitions, registry);
 

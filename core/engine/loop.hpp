@@ -19,6 +19,9 @@ namespace rdmasweep {
 // flag also whenever the bandwidth initiator reads its clock.
 struct RunControl {
   const std::atomic<bool>* interrupted = nullptr;     // set by SIGINT/SIGTERM
+  // Duration mode: once set, the window ends as at its deadline (client --beside ends
+  // its background when the point beside it has run). Read where the deadline is.
+  const std::atomic<bool>* wind_up = nullptr;
   std::chrono::milliseconds idle_timeout{10000};      // no completion for this long: peer presumed dead
   const char* idle_hint = "the peer is gone or stuck";  // what that timeout's message says happened
   // A following loop once *settled is true (the leading end's DONE is in: on RC all it

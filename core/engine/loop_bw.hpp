@@ -173,7 +173,7 @@ inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecord
     g.mark_all();
   } else if (g.aborting) {
     if (Clock::now() >= g.abort_by) return false;
-  } else if (timed && !g.stopping && Clock::now() >= deadline) {
+  } else if (timed && !g.stopping && (Clock::now() >= deadline || watch.wound_up())) {
     g.stopping = true;
     g.unfinished = retarget(sq, g.target, [every](const SendQueue& s) {
       return s.posted + (s.until_signal == every ? 0 : s.until_signal);

@@ -108,6 +108,8 @@ class IdleWatch {
   bool just_checked() const { return (polls_ & 4095) == 0; }
   // For loops that look at the stop flag more often than check() does.
   bool interrupted() const { return ctl_.interrupted && ctl_.interrupted->load(std::memory_order_relaxed); }
+  // A duration-mode window asked to end now (RunControl::wind_up).
+  bool wound_up() const { return ctl_.wind_up && ctl_.wind_up->load(std::memory_order_relaxed); }
   // The loop saw the interrupt and is draining: check() leaves the stop to it.
   void draining() { draining_ = true; }
 

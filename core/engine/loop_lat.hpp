@@ -50,6 +50,7 @@ class LatInitiator {
   }
 
   LatStats run(IdleWatch& watch) {
+    watch_ = &watch;
     std::vector<ibv_wc> wc(p_.batch);
     uint64_t loops = 0;
     for (uint32_t q = 0; q < nqp_; ++q) post_ping(q);
@@ -146,7 +147,7 @@ class LatInitiator {
     ++count_[q];
     // A QP stops at its own deadline, never before its warm-up is done.
     const bool timed = p_.duration > 0;
-    if (count_[q] < total_ && !(timed && count_[q] > p_.warmup && Clock::now() >= deadline_[q]))
+    if (count_[q] < total_ && !(timed && count_[q] > p_.warmup && (Clock::now() >= deadline_[q] || watch_->wound_up())))
       pending_[q] = 1;
     else
       --unfinished_;
@@ -158,6 +159,7 @@ class LatInitiator {
   const LatPlan& p_;
   const uint32_t nqp_;
   const uint64_t total_, divisor_;
+  const IdleWatch* watch_ = nullptr;  // run()'s: a duration-mode QP also stops when it winds up
   const Clock::duration window_;
   LatStats st_;
   std::vector<uint64_t> t0_;  // ticks::now() of each QP's ping in flight

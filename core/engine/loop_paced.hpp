@@ -96,7 +96,7 @@ class PacedLoop {
         abort_by = now + std::chrono::duration_cast<std::chrono::nanoseconds>(kInterruptDrain).count();
       } else if (aborting_ && now >= abort_by) {
         break;
-      } else if (deadline > 0 && now >= deadline) {
+      } else if (deadline > 0 && (now >= deadline || watch.wound_up())) {
         stopping_ = true;
       }
     }

@@ -13,8 +13,11 @@ bool BesideRun::overlapped() const {
 
 double background_seconds(double alone_seconds) { return 10 * alone_seconds + 2; }
 
+double background_bound_seconds(double alone_seconds) { return 160 * alone_seconds + 2; }
+
 BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideConnect& connect, const TestConfig& bg,
-                     const std::function<std::optional<PointResult>()>& run_point) {
+                     const std::function<std::optional<PointResult>()>& run_point, std::atomic<bool>* wind_up) {
+  if (wind_up) wind_up->store(false);
   BesideRun out;
   std::mutex m;
   std::condition_variable cv;
@@ -55,6 +58,7 @@ BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideCon
       failed = std::current_exception();
     }
   }
+  if (wind_up) wind_up->store(true);  // the point is done: so is the background's window
   t.join();
   if (background) background->on_traffic(nullptr);
   if (failed) std::rethrow_exception(failed);

@@ -5,6 +5,7 @@
 // only when its whole window lies inside the background's traffic.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -34,14 +35,22 @@ using BesideConnect = std::function<std::unique_ptr<ClientSession>()>;
 // window) on `background`, and `run_point` (the point on the caller's session) as soon
 // as the background's traffic flows; when the background ends first (failed), the
 // point is not run. The background's failure is caught into the result; the point's
-// exception is rethrown once the background has ended too.
+// exception is rethrown once the background has ended too. With `wind_up` (the flag
+// the background's session was opened with, SessionOptions::wind_up) the background's
+// window ends once the point has run: its duration is then only a bound.
 BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideConnect& connect, const TestConfig& bg,
-                     const std::function<std::optional<PointResult>()>& run_point);
+                     const std::function<std::optional<PointResult>()>& run_point,
+                     std::atomic<bool>* wind_up = nullptr);
 
 // The background's duration for a point whose window alone took `alone_seconds`: ten
 // times that plus two seconds, so the point's setup and a slowdown of about 10x fit
 // (3x + 1 s was too short once: a 64 B WRITE ping-pong on Soft-iWARP beside 4 QPs of
 // 16 KiB WRITE on a busy host).
 double background_seconds(double alone_seconds);
+
+// A background that ends with the point (client --beside's wind-up) runs at most this
+// long: 160 times the point's window alone plus two seconds (a 64 B WRITE ping-pong
+// between two one-vCPU lab hosts beside 8 QPs of 64 KiB WRITE ran over 40x slower).
+double background_bound_seconds(double alone_seconds);
 
 }  // namespace rdmasweep

@@ -131,6 +131,7 @@ static PointResult run_leading_loops(PointResources& res, control::PeerLink& lin
   const TestConfig& cfg = res.cfg();
   RunControl ctl;
   ctl.interrupted = o.interrupted;
+  ctl.wind_up = o.wind_up;
   ctl.idle_timeout = o.timeout;
   // UD latency has one message in flight per QP: a lost one stops its QP.
   if (is_ud(cfg) && cfg.work.mode == Mode::Lat)

@@ -76,6 +76,7 @@ void lead_connect(PointResources& res, control::PeerLink& link, Connector& c, Jo
 
 struct EndOptions {
   const std::atomic<bool>* interrupted = nullptr;
+  const std::atomic<bool>* wind_up = nullptr;  // RunControl::wind_up of the leading end's loops
   std::chrono::milliseconds timeout{10000};  // a loop with no completion for this long, and the WRITE fence
   const Placement* placement = nullptr;      // where the point's threads run; null: unpinned
   // Leading end: seconds between throughput samples (SessionOptions::interval's rules).

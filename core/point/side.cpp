@@ -71,6 +71,7 @@ control::Hello hello_with_cpus(const LocalFabric& fabric, const SessionOptions& 
 EndOptions end_options(const SessionOptions& opt, const LocalFabric& fabric) {
   EndOptions e;
   e.interrupted = opt.interrupted;
+  e.wind_up = opt.wind_up;
   e.timeout = opt.timeout;
   e.placement = opt.placement;
   e.interval = opt.interval;

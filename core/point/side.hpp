@@ -30,6 +30,8 @@ struct LocalFabric {
 struct SessionOptions {
   std::chrono::milliseconds timeout{10000};  // handshake steps and peer silence
   const std::atomic<bool>* interrupted = nullptr;
+  // Client: once set, a duration-mode point's window ends (RunControl::wind_up).
+  const std::atomic<bool>* wind_up = nullptr;
   // Client: seconds between throughput-over-time samples (--interval); 0: none;
   // negative: kDefaultInterval for duration-mode points, none for counted ones (whose
   // loop then never reads the clock mid-window).

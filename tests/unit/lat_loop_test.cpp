@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 
 #include "core/config/refusals.hpp"
@@ -187,6 +188,26 @@ TEST(LatLoop, DurationPointLastsItsDuration) {
     EXPECT_GT(st.per_qp[q], 0u);
     EXPECT_EQ(st.per_qp[q] + 10, fake.posted(q));
   }
+  f.expect_clean(fake);
+}
+
+// A duration-mode ping-pong ends once wound up (client --beside's background), each QP
+// at its next round trip.
+TEST(LatLoop, AWoundUpDurationPointEndsAtEachQpsNextRoundTrip) {
+  Fixture f(lat_config(Op::Send, 2), 10, 0, 30.0);
+  std::atomic<bool> wind_up{false};
+  f.ctl.wind_up = &wind_up;
+  FakeDevice fake(f.dev);
+  fake.on_poll = [&] {
+    if (fake.posts >= 2000) wind_up = true;
+  };
+  LatStats st = f.run(fake);
+  EXPECT_LT(st.seconds, 30.0);
+  for (uint32_t q = 0; q < 2; ++q) {
+    EXPECT_GT(st.per_qp[q], 0u);
+    EXPECT_EQ(st.per_qp[q] + 10, fake.posted(q));
+  }
+  EXPECT_GE(fake.posts, 2000u);
   f.expect_clean(fake);
 }
 

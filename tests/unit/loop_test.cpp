@@ -408,6 +408,24 @@ TEST(BwLoop, DurationPointLastsItsDurationWhenEveryTurnIsSlow) {
   EXPECT_GT(st.messages(), 0u);
 }
 
+// client --beside ends its background's window when the point beside it has run: a
+// duration-mode loop whose wind-up flag is set stops as at its deadline, every posted
+// WR accounted for.
+TEST(BwLoop, AWoundUpDurationPointEndsAsAtItsDeadline) {
+  Fixture f(bw_config(4, 64, 8), 0, 30.0);
+  std::atomic<bool> wind_up{false};
+  f.ctl.wind_up = &wind_up;
+  FakeDevice fake(f.dev);
+  fake.on_poll = [&] {
+    if (fake.posts >= 20000) wind_up = true;
+  };
+  LoopStats st = f.run(fake);
+  EXPECT_LT(st.seconds, 30.0);
+  EXPECT_GE(st.messages(), 20000u);
+  EXPECT_EQ(st.messages(), fake.posts);
+  f.expect_clean(fake);
+}
+
 TEST(BwLoop, InterruptStopsPostingDrainsAndThrows) {
   Fixture f(bw_config(4, 64, 8), 0, 30);
   std::atomic<bool> flag{false};

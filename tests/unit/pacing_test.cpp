@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -313,6 +314,25 @@ TEST(PacedLoop, BidirSendWaitsForThePeersMessagesPastItsOwnWindow) {
   EXPECT_EQ(st.from_due.count(), 100u);  // the peer's messages are no samples of ours
   ASSERT_FALSE(st.timeline.t.empty());
   for (double t : st.timeline.t) EXPECT_LE(t, st.seconds + 1e-9) << "a sample after the window";
+}
+
+// A paced duration-mode point stops posting once wound up (client --beside's
+// background), and ends with every message it posted completed and counted.
+TEST(PacedLoop, AWoundUpDurationPointStopsPostingAndCountsWhatItPosted) {
+  PacedRun r(2, 16, 0, 20000.0);  // one every 20 us
+  r.p.duration = 30.0;
+  std::atomic<bool> wind_up{false};
+  r.ctl.wind_up = &wind_up;
+  FakeDevice fake(r.dev);
+  fake.on_poll = [&] {
+    if (fake.posts >= 500) wind_up = true;
+  };
+  Timed ops{fake, {}};
+  PacedStats st = r.run(ops);
+  EXPECT_LT(st.seconds, 30.0);
+  EXPECT_GE(fake.posts, 500u);
+  EXPECT_EQ(st.per_qp[0] + st.per_qp[1], fake.posts);
+  EXPECT_EQ(st.from_due.count(), fake.posts);
 }
 
 TEST(PacedLoop, AMessageWhoseQpIsFullIsPostedLateCountedAndNeverSkipped) {

@@ -248,8 +248,8 @@ TEST(ClientPlan, BesideAddsEachPointsRowBesideTheBackgroundItsTimeAndBuffers) {
   for (const TestConfig& c : expand(spec)) extra += 2 * background_seconds(measuring_seconds(c, PlanRates{}));
   const TestConfig bg = background_point("op=write,mode=bw,qps=8,size=64k");
   const std::string line = "--beside: each point runs again as NAME/beside, while the background " + point_name(bg) +
-                           " runs for 10x the point's measured time + 2 s on a connection and QPs of its own: about " +
-                           human_seconds(extra) + " more, and " +
+                           " runs on a connection and QPs of its own until the point ends: about " +
+                           human_seconds(extra) + " more if the point runs 10x slower beside it than alone, and " +
                            human_bytes(static_cast<double>(plan_sweep({bg}, 1, PlanRates{}).max_side_bytes)) +
                            " more buffers on each side while it runs\n";
   EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
