@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -59,6 +60,13 @@ class FakeDevice {
   void stall_after(uint64_t wrs) { stall_after_ = wrs; }
   // Called at the start of every poll: the test's hook (raise a flag, count polls).
   std::function<void()> on_poll;
+  // Sets `flag` at the first poll after `wrs` WRs were posted (all QPs): a stop or
+  // wind-up that comes with the traffic, not with a time.
+  void raise_after(uint64_t wrs, std::atomic<bool>& flag) {
+    on_poll = [this, wrs, &flag] {
+      if (posts >= wrs) flag = true;
+    };
+  }
 
   // What happened.
   uint64_t posted(uint32_t qp) const { return qp_[qp].posted; }

@@ -198,9 +198,7 @@ TEST(LatLoop, AWoundUpDurationPointEndsAtEachQpsNextRoundTrip) {
   std::atomic<bool> wind_up{false};
   f.ctl.wind_up = &wind_up;
   FakeDevice fake(f.dev);
-  fake.on_poll = [&] {
-    if (fake.posts >= 2000) wind_up = true;
-  };
+  fake.raise_after(2000, wind_up);
   LatStats st = f.run(fake);
   EXPECT_LT(st.seconds, 30.0);
   for (uint32_t q = 0; q < 2; ++q) {

@@ -416,9 +416,7 @@ TEST(BwLoop, AWoundUpDurationPointEndsAsAtItsDeadline) {
   std::atomic<bool> wind_up{false};
   f.ctl.wind_up = &wind_up;
   FakeDevice fake(f.dev);
-  fake.on_poll = [&] {
-    if (fake.posts >= 20000) wind_up = true;
-  };
+  fake.raise_after(20000, wind_up);
   LoopStats st = f.run(fake);
   EXPECT_LT(st.seconds, 30.0);
   EXPECT_GE(st.messages(), 20000u);

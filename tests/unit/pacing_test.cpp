@@ -324,9 +324,7 @@ TEST(PacedLoop, AWoundUpDurationPointStopsPostingAndCountsWhatItPosted) {
   std::atomic<bool> wind_up{false};
   r.ctl.wind_up = &wind_up;
   FakeDevice fake(r.dev);
-  fake.on_poll = [&] {
-    if (fake.posts >= 500) wind_up = true;
-  };
+  fake.raise_after(500, wind_up);
   Timed ops{fake, {}};
   PacedStats st = r.run(ops);
   EXPECT_LT(st.seconds, 30.0);
