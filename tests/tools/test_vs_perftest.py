@@ -192,6 +192,24 @@ class Rounds(unittest.TestCase):
         self.assertLess(time.time() - t0, 20)  # both killed: neither waited out its sleep
         self.assertIn("no result within 1 s", str(e.exception))
 
+    def test_a_round_that_printed_no_figures_is_left_out_and_said_so(self):
+        vs = tool_script("vs-perftest")
+        point = ("send", "bw", 1, 64, 1000, "")
+        perftest = iter([{"Gb/s": 0.0, "Mmsg/s": 0.0}, {"Gb/s": 0.02, "Mmsg/s": 0.04},
+                         {"Gb/s": math.inf, "Mmsg/s": 0.04}])
+        args = mock.Mock(rounds=3, timeout=30)
+        with mock.patch.object(vs, "run_pair", return_value=("", "")), \
+                mock.patch.object(vs, "commands", return_value={"perftest": ([], []), "rdmasweep": ([], [])}), \
+                mock.patch.object(vs, "perftest_result", side_effect=lambda out, p: next(perftest)), \
+                mock.patch.object(vs, "rdmasweep_result", return_value={"Gb/s": 0.03, "Mmsg/s": 0.06}), \
+                mock.patch("sys.stdout") as out:
+            runs, _ = vs.run_rounds("rxe0", point, True, False, 18000, "r.json", args, [])
+        self.assertEqual(runs["perftest"], [{"Gb/s": 0.02, "Mmsg/s": 0.04}])
+        self.assertEqual(len(runs["rdmasweep"]), 3)
+        said = "".join(str(c.args[0]) for c in out.write.call_args_list if c.args)
+        self.assertIn("send/bw/qps:1/size:64 round 1 perftest  left out: it printed no figures (Gb/s 0", said)
+        self.assertIn("round 3 perftest  left out", said)
+
     def test_a_client_that_ends_returns_both_outputs(self):
         vs = tool_script("vs-perftest")
         cli, srv = vs.run_pair([sys.executable, "-c", "print('server')"], [sys.executable, "-c", "print('client')"],
