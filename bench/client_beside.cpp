@@ -48,8 +48,9 @@ PointResult run_point_beside(Background& bg, ClientSession& main, const TestConf
   if (!run.point) throw std::runtime_error(run.point_error);
   if (!run.overlapped())
     throw std::runtime_error("the background's traffic (" + std::to_string(b.work.duration) +
-                              " s, its bound) did not cover the point's window: it ran more than 160x slower beside it than "
-                             "alone; pace the background (rate=...) or lighten it");
+                             " s, its bound) did not cover the point's window: it ran more than " +
+                             std::to_string(kBesideBoundFactor) +
+                             "x slower beside it than alone; pace the background (rate=...) or lighten it");
   extra = beside_figures(*run.point, alone, *run.background);
   return std::move(*run.point);
 }

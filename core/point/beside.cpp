@@ -13,7 +13,7 @@ bool BesideRun::overlapped() const {
 
 double background_seconds(double alone_seconds) { return 10 * alone_seconds + 2; }
 
-double background_bound_seconds(double alone_seconds) { return 160 * alone_seconds + 2; }
+double background_bound_seconds(double alone_seconds) { return kBesideBoundFactor * alone_seconds + 2; }
 
 BesideRun run_beside(std::unique_ptr<ClientSession>& background, const BesideConnect& connect, const TestConfig& bg,
                      const std::function<std::optional<PointResult>()>& run_point, std::atomic<bool>* wind_up) {
