@@ -32,6 +32,10 @@ struct RunControl {
   // Called every few thousand empty polls; may throw to abort, or update the targets
   // of a receiving loop (the peer's DONE message in duration mode).
   std::function<void()> on_idle;
+  // Called by an initiator as its measured window opens (after the warm-up, before the
+  // window's clock starts; a latency loop at its first measured ping): --progress-file's
+  // `measuring` line, the moment a test may act on what the figures will hold.
+  std::function<void()> on_window;
 };
 
 class RunAborted : public std::runtime_error {

@@ -112,6 +112,10 @@ class IdleWatch {
   bool wound_up() const { return ctl_.wind_up && ctl_.wind_up->load(std::memory_order_relaxed); }
   // The loop saw the interrupt and is draining: check() leaves the stop to it.
   void draining() { draining_ = true; }
+  // The measured window opens (RunControl::on_window): once a loop, never per message.
+  void window_opened() const {
+    if (ctl_.on_window) ctl_.on_window();
+  }
 
  private:
   const RunControl& ctl_;

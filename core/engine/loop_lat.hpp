@@ -118,6 +118,7 @@ class LatInitiator {
     w->wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted));
     w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (s.next_signaled(p_.every, false) ? IBV_SEND_SIGNALED : 0);
     if (count_[q] == p_.warmup) {  // this QP's first measured ping: its window starts
+      if (!measuring_) watch_->window_opened();  // before the clock: its cost is in no window
       Clock::time_point now = Clock::now();
       if (!measuring_) {
         measuring_ = true;

@@ -50,11 +50,12 @@ PointResult measure_point(TestResources& res, const RunControl& ctl, double inte
     // Both ways: the measured loop also waits for every message the peer sends (as many).
     if (both_ways_send(cfg)) res.arrivals.wait_for(w.warmup + w.iters);
     LoopStats st;
-    if (cfg.knobs.rate != kRateNone) {
+    if (cfg.knobs.rate != kRateNone) {  // its window opens as its schedule's clock starts
       PacedStats paced = run_paced_initiator(res, w.iters, w.duration, ctl, interval);
       take_pacing(out, paced);
       st = std::move(paced);
     } else {
+      if (ctl.on_window) ctl.on_window();
       st = run_bw_initiator(res, w.iters, w.duration, ctl, interval);
     }
     out.cpu_seconds = st.cpu_seconds;

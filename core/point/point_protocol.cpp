@@ -1,5 +1,6 @@
 #include "core/point/point_protocol.hpp"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -139,6 +140,11 @@ static PointResult run_leading_loops(PointResources& res, control::PeerLink& lin
   ctl.on_idle = [&link] {
     if (auto m = link.try_recv()) peer_spoke(link, *m);  // the peer only speaks mid-point to report a failure
   };
+  std::atomic<bool> said{false};  // the first lane's window opens the point's
+  if (o.progress_file)
+    ctl.on_window = [&] {
+      if (!said.exchange(true)) o.progress_file->say("measuring", point_name(cfg));
+    };
   try {
     return measure_threads(res, ctl, effective_interval(o.interval, cfg.work), o.placement, sent);
   } catch (const verbs::CompletionError& e) {

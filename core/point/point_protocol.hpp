@@ -86,7 +86,8 @@ struct EndOptions {
   // Following end: adds what only its caller knows to RESULT (the server's port counters).
   std::function<void(control::Counts&)> add_to_result;
   // --progress-file: "traffic NAME" as this end's loops start (or, for a passive target, as it
-  // starts waiting for DONE); null: nothing said.
+  // starts waiting for DONE), and on the leading end "measuring NAME" as the measured
+  // window opens (after the warm-up); null: nothing said.
   const ProgressFile* progress_file = nullptr;
   // Leading end: called as its loops start (a point run beside this one waits for it).
   std::function<void()> on_traffic;

@@ -11,6 +11,7 @@
 #include <vector>
 #include <regex>
 #include <thread>
+#include <ctime>
 
 #include <nlohmann/json.hpp>
 
@@ -196,6 +197,13 @@ TEST_F(Measurement, InterruptEndsABusyBandwidthPointPromptly) {
   }
 }
 
+// This host's CLOCK_MONOTONIC, the clock of --progress-file's "t=" stamps.
+static double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 // Samples of `ns` or more in a histogram record's [low, high, count] buckets.
 static uint64_t samples_from(const json& hist, double ns) {
   uint64_t n = 0;
@@ -209,28 +217,43 @@ static uint64_t samples_from(const json& hist, double ns) {
 // Counted from when each message was due, every message due in the stall waits it out
 // (about 200 of them, 7 % of the point: its p99.9 is the stall); counted from
 // its post, only the few posted before the send queue filled; the closed loop, one ping
-// in flight, sees the stall in one sample (ten times fewer asked). The server is stopped once the point's traffic
-// flows (its --progress-file says so), and the point cannot end inside the stall: the
-// server's 16 receives run out and the sender waits on receiver-not-ready until it runs.
+// in flight, sees the stall in one sample (ten times fewer asked). The server is stopped
+// once the client's measured window is open (its --progress-file's `measuring` line,
+// said as the paced schedule's clock starts and, after a warm-up that runs the loop's
+// code once, as the first measured ping goes), and the stop is waited for (a stop
+// only lands when every thread can take it). The point cannot end inside the stall:
+// the server's 16 receives run out and the sender waits (receiver-not-ready on RoCE,
+// its credit on iWARP) until it runs. Acting on the earlier "traffic" line missed on a
+// busy lab host: the paced loop's clock started up to 1.3 s after that line, and the
+// whole stall fell before the window.
 TEST_F(Measurement, AStallShowsInEveryMessageDueInItNotOnlyInThoseInFlight) {
   struct Run {
     const char* what;
     std::vector<std::string> args;
     json record, entry;
-  } runs[] = {{"paced", {"--rate", "1kpps", "-n", "3000"}, {}, {}}, {"closed-loop", {"--mode", "lat", "-D", "3"}, {}, {}}};
+    std::string said;  // its progress file, with the stall's CLOCK_MONOTONIC times
+  } runs[] = {{"paced", {"--rate", "1kpps", "-n", "3000", "--warmup", "0", "--interval", "0.02"}, {}, {}, {}},
+              {"closed-loop", {"--mode", "lat", "-D", "3", "--warmup", "200"}, {}, {}, {}}};
   for (Run& r : runs) {
     SCOPED_TRACE(r.what);
     const std::string out = dir_ + "/stall-" + r.what + ".json", progress = out + ".progress";
-    std::vector<std::string> a{"--op", "send", "-q", "1", "-s", "64", "--rx-depth", "16", "-t", "32", "--warmup", "0",
+    std::vector<std::string> a{"--op", "send", "-q", "1", "-s", "64", "--rx-depth", "16", "-t", "32",
                                "--progress-file", progress, "--out", out};
     a.insert(a.end(), r.args.begin(), r.args.end());
     Process c(argv(a));
-    ASSERT_NE(c.wait_for_progress(progress, "^traffic ", 120s), "") << c.err();
+    ASSERT_NE(c.wait_for_progress(progress, "^measuring ", 120s), "") << c.err();
     const bool ended_first = read_file(progress).find("\ndone ") != std::string::npos;
-    server_->signal(SIGSTOP);
+    const double asked = monotonic_seconds();
+    ASSERT_TRUE(server_->stop(60s)) << "the server did not stop";
+    const double stopped = monotonic_seconds();
     std::this_thread::sleep_for(200ms);
-    server_->signal(SIGCONT);
+    server_->resume();
+    const double resumed = monotonic_seconds();
     const int code = c.wait(300s);
+    char when[128];
+    std::snprintf(when, sizeof when, "server asked to stop t=%.3f, stopped t=%.3f, resumed t=%.3f\n", asked, stopped,
+                  resumed);
+    r.said = read_file(progress) + when;
     ASSERT_EQ(code, 0) << c.err();
     ASSERT_FALSE(ended_first) << "the point ended before the stall: lengthen it";
     const json h = load(dir_ + "/stall-" + r.what + ".hist.json");
@@ -245,10 +268,11 @@ TEST_F(Measurement, AStallShowsInEveryMessageDueInItNotOnlyInThoseInFlight) {
   const uint64_t posted = samples_from(runs[0].record["posted_histogram"], stalled);
   const uint64_t closed = samples_from(runs[1].record["histogram"], stalled);
   // Those due in the stall's first 150 ms wait 50 ms or more: about 150, a third asked.
-  EXPECT_GE(due, 50u) << "paced, from due: 200 messages were due in the 200 ms";
+  EXPECT_GE(due, 50u) << "paced, from due: 200 messages were due in the 200 ms\n" << runs[0].said
+                       << "its throughput every 20 ms: " << runs[0].record.value("timeline", json()).dump();
   EXPECT_GE(num(runs[0].entry, "lat_p999_us"), stalled / 1e3) << "paced: the stall is its p99.9, counted from due";
   EXPECT_LT(posted * 2, due) << "paced, from post: only those posted before the queue filled waited it out";
-  EXPECT_GE(closed, 1u) << "closed loop: the stall is in its window";
+  EXPECT_GE(closed, 1u) << "closed loop: the stall is in its window\n" << runs[1].said;
   // One ping in flight sees the stall; a busy host's own pauses of the VM add a sample
   // each here, and a hundred each to the paced point's count.
   EXPECT_LE(closed * 10, due) << "closed loop: one ping in flight sees the stall";

@@ -107,6 +107,23 @@ void Process::signal(int sig) {
   if (running()) kill(pid_, sig);
 }
 
+bool Process::stop(std::chrono::milliseconds timeout) {
+  if (!running()) return false;
+  kill(pid_, SIGSTOP);
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    int st = 0;
+    const pid_t got = waitpid(pid_, &st, WNOHANG | WUNTRACED);
+    if (got == pid_ && WIFSTOPPED(st)) return true;
+    if (got == pid_) {  // it ended
+      status_ = st;
+      return false;
+    }
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 std::string Process::out() const { return read_file(out_path_); }
 std::string Process::err() const { return read_file(err_path_); }
 

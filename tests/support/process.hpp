@@ -2,6 +2,7 @@
 // temporary files, every wait bounded.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -27,6 +28,11 @@ class Process {
   // code, or 128 + signal.
   int wait(std::chrono::milliseconds timeout);
   void signal(int sig);
+  // SIGSTOP, and returns once the kernel reports the child stopped (waitpid WUNTRACED):
+  // a stop only lands when every thread reaches a point that takes signals, and a
+  // SIGCONT sent before that cancels it. False if the child ended or `timeout` passed.
+  bool stop(std::chrono::milliseconds timeout);
+  void resume() { signal(SIGCONT); }
   bool running();
   std::string out() const;
   std::string err() const;

@@ -209,6 +209,26 @@ TEST(LatLoop, AWoundUpDurationPointEndsAtEachQpsNextRoundTrip) {
   f.expect_clean(fake);
 }
 
+// The measured window opens (RunControl::on_window: --progress-file's `measuring`) once,
+// as the first QP's first measured ping goes: every warm-up ping of that QP before it.
+TEST(LatLoop, TheWindowOpensOnceAfterTheWarmUp) {
+  for (uint32_t nqp : {1u, 3u}) {
+    SCOPED_TRACE(nqp);
+    Fixture f(lat_config(Op::Send, nqp), 10, 20);
+    FakeDevice fake(f.dev);
+    std::vector<uint64_t> posted_then;
+    f.ctl.on_window = [&] {
+      uint64_t most = 0;
+      for (uint32_t q = 0; q < nqp; ++q) most = std::max(most, fake.posted(q));
+      posted_then.push_back(most);
+    };
+    LatStats st = f.run(fake);
+    ASSERT_EQ(posted_then.size(), 1u);
+    EXPECT_EQ(posted_then[0], 10u) << "the QP that opened it had sent its warm-up, and nothing measured";
+    EXPECT_EQ(st.messages(), 20u * nqp);
+  }
+}
+
 TEST(LatLoop, TimelineCountsMeasuredRoundTripsOnly) {
   Fixture f(lat_config(Op::Send, 2), 10, 0, 0.25);
   f.p.interval = 0.05;

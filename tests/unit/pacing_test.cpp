@@ -333,6 +333,20 @@ TEST(PacedLoop, AWoundUpDurationPointStopsPostingAndCountsWhatItPosted) {
   EXPECT_EQ(st.from_due.count(), fake.posts);
 }
 
+// The measured window opens (RunControl::on_window: --progress-file's `measuring`)
+// once, before the schedule's clock starts: nothing posted yet, every message due after.
+TEST(PacedLoop, TheWindowOpensOnceBeforeTheFirstPost) {
+  PacedRun r(2, 16, 40, 20000.0);
+  FakeDevice fake(r.dev);
+  std::vector<uint64_t> posts_then;
+  r.ctl.on_window = [&] { posts_then.push_back(fake.posts); };
+  Timed ops{fake, {}};
+  PacedStats st = r.run(ops);
+  ASSERT_EQ(posts_then.size(), 1u);
+  EXPECT_EQ(posts_then[0], 0u);
+  EXPECT_EQ(st.per_qp[0] + st.per_qp[1], 80u);
+}
+
 TEST(PacedLoop, AMessageWhoseQpIsFullIsPostedLateCountedAndNeverSkipped) {
   // One QP of 2 slots, each WR completing 200 us after the previous, messages due every
   // 20 us: the queue is full for most of the run, so the messages wait, late.
