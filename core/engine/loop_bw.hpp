@@ -43,12 +43,14 @@ inline void stamp_chain(ibv_send_wr* w, uint32_t k, uint32_t q, SendQueue& s, ui
                         uint32_t was) {
   if (was != 0) {
     const uint32_t u = s.until_signal;
-    for (uint32_t i = was - 1; i < k; i += every) w[i].send_flags &= ~IBV_SEND_SIGNALED;
-    for (uint32_t i = u - 1; i < k; i += every) {
-      w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted + i));
-      w[i].send_flags |= IBV_SEND_SIGNALED;
+    if (was != u) {  // else the same WRs are signaled as last time: only their wr_ids change
+      for (uint32_t i = was - 1; i < k; i += every) w[i].send_flags &= ~IBV_SEND_SIGNALED;
+      for (uint32_t i = u - 1; i < k; i += every) w[i].send_flags |= IBV_SEND_SIGNALED;
     }
-    s.until_signal = u > k ? u - k : every - (k - u) % every;  // as k calls of next_signaled leave it
+    for (uint32_t i = u - 1; i < k; i += every) w[i].wr_id = WrId::encode(q, static_cast<uint32_t>(s.posted + i));
+    // As k calls of next_signaled leave it; no division when the chain signals once.
+    const uint32_t past = k - u;  // WRs after the chain's first signaled one (u <= k)
+    s.until_signal = u > k ? u - k : every - (past < every ? past : past % every);
     return;
   }
   for (uint32_t i = 0; i < k; ++i) {
@@ -72,19 +74,36 @@ inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uin
     limit = std::min(target, credit_limit(ops, *cr, q, s, target, depth, p.every));
     if (s.reading) depth -= cr->reserve;
   }
-  while (s.posted < limit && s.outstanding() + p.post_list <= depth) {
-    uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(p.post_list, limit - s.posted));
-    ibv_send_wr* w = wrs.chain(q);
-    const bool whole = k == p.post_list && s.posted + k < target;
-    const uint32_t at = s.until_signal;
-    stamp_chain(w, k, q, s, p.every, target, !ReadsEveryWrId<Ops>::value && whole ? wrs.stamped_at[q] : 0);
-    wrs.stamped_at[q] = whole ? at : 0;
-    ibv_send_wr* saved = w[k - 1].next;
-    w[k - 1].next = nullptr;  // a short final chain
-    if (int rc = ops.post(q, w)) fail_post(rc, "ibv_post_send", q);
-    w[k - 1].next = saved;
-    s.posted += k;
+  // The loop works on copies (the device call between posts is opaque to the compiler,
+  // which would otherwise reload every field after it), written back after.
+  SendQueue t = s;
+  const uint32_t n = p.post_list, every = p.every;
+  ibv_send_wr* const w = wrs.chain(q);
+  uint32_t stamped = wrs.stamped_at[q];
+  while (t.posted < limit && t.outstanding() + n <= depth) {
+    const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(n, limit - t.posted));
+    const bool whole = k == n && t.posted + k < target;
+    const uint32_t at = t.until_signal;
+    stamp_chain(w, k, q, t, every, target, !ReadsEveryWrId<Ops>::value && whole ? stamped : 0);
+    stamped = whole ? at : 0;
+    int rc;
+    if (k == n) {  // a whole chain ends in a null next already (make_send_wrs)
+      rc = ops.post(q, w);
+    } else {
+      ibv_send_wr* saved = w[k - 1].next;
+      w[k - 1].next = nullptr;  // a short final chain
+      rc = ops.post(q, w);
+      w[k - 1].next = saved;
+    }
+    if (rc != 0) {
+      s = t;
+      wrs.stamped_at[q] = 0;
+      fail_post(rc, "ibv_post_send", q);
+    }
+    t.posted += k;
   }
+  s = t;
+  wrs.stamped_at[q] = stamped;
 }
 
 // New per-QP targets (`stop_at` of each QP's accounting); returns the QPs not there yet.
