@@ -71,6 +71,7 @@ struct PacedStats : LoopStats {
   Histogram from_due, from_post;  // ns per message: from when it was due, from its post
   double offered_per_second = 0;  // the schedule's messages over the gaps they span
   uint64_t late = 0;              // posted more than 1 us after due (its QP full, or the loop behind)
+  uint64_t late_full = 0;         // of those, the ones that found their QP full once due: the device held them
   double late_max_ns = 0, late_sum_ns = 0;
 };
 

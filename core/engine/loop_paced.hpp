@@ -127,7 +127,10 @@ class PacedLoop {
         if (s.posted >= credit_limit(ops_, *cr_, q_, s, target, depth, 1)) return;
         if (s.reading) depth -= cr_->reserve;
       }
-      if (s.outstanding() >= depth) return;  // late: its QP is full until a completion
+      if (s.outstanding() >= depth) {  // late: its QP is full until a completion
+        held_full_ = true;
+        return;
+      }
       ibv_send_wr* w = wrs_.chain(q_);
       w->wr_id = WrId::encode(q_, static_cast<uint32_t>(s.posted));
       w->send_flags |= IBV_SEND_SIGNALED;
@@ -140,9 +143,11 @@ class PacedLoop {
       posted_at_[slot] = now;
       if (const double late = static_cast<double>(now) - next_due_; late > kLateNs) {
         ++st_.late;
+        st_.late_full += held_full_;
         st_.late_sum_ns += late;
         if (late > st_.late_max_ns) st_.late_max_ns = late;
       }
+      held_full_ = false;
       ++s.posted;
       ++outstanding_;
       ++k_;
@@ -208,6 +213,7 @@ class PacedLoop {
   int64_t sends_end_ = 0;  // ns since start: this side's last completion (0: not yet)
   uint64_t k_ = 0, outstanding_ = 0, done_ = 0;
   uint32_t q_ = 0;  // the next message's QP: each in turn
+  bool held_full_ = false;  // the next message found its QP full once due
   bool stopping_ = false, aborting_ = false;
 };
 

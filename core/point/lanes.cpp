@@ -303,12 +303,13 @@ static Timeline combine_timelines(const std::vector<PointResult>& lanes, std::ch
 // their sum, and its late posts and latencies are all of theirs.
 static void combine_pacing(PointResult& out, const std::vector<PointResult>& lanes) {
   out.offered_per_second = 0;
-  out.late_posts = 0;
+  out.late_posts = out.late_posts_queue_full = 0;
   out.late_max_ns = out.late_sum_ns = 0;
   out.posted_hist.emplace();
   for (const PointResult& l : lanes) {
     out.offered_per_second += l.offered_per_second;
     out.late_posts += l.late_posts;
+    out.late_posts_queue_full += l.late_posts_queue_full;
     out.late_sum_ns += l.late_sum_ns;
     out.late_max_ns = std::max(out.late_max_ns, l.late_max_ns);
     if (l.posted_hist) out.posted_hist->merge(*l.posted_hist);

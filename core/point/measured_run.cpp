@@ -19,6 +19,7 @@ void take_pacing(PointResult& out, PacedStats& st) {
   out.paced = true;
   out.offered_per_second = st.offered_per_second;
   out.late_posts = st.late;
+  out.late_posts_queue_full = st.late_full;
   out.late_max_ns = st.late_max_ns;
   out.late_sum_ns = st.late_sum_ns;
   out.hist = std::move(st.from_due);

@@ -41,6 +41,7 @@ static void add_pacing(std::vector<std::pair<std::string, double>>& f, const Poi
   f.emplace_back("offered_bytes_per_second", offered * static_cast<double>(r.cfg.work.size));
   f.emplace_back("pacing_error_pct", offered > 0 ? (achieved / offered - 1) * 100 : NAN);
   f.emplace_back("late_posts", static_cast<double>(r.late_posts));
+  f.emplace_back("late_posts_queue_full", static_cast<double>(r.late_posts_queue_full));
   f.emplace_back("late_max_us", r.late_max_ns / 1e3);
   f.emplace_back("late_mean_us", r.late_posts > 0 ? r.late_sum_ns / static_cast<double>(r.late_posts) / 1e3 : 0);
   if (r.hist.count() > 0)

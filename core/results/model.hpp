@@ -63,11 +63,12 @@ struct PointResult {
   bool datagram = false;
   uint64_t sent = 0, received = 0;
   // --rate: what the schedule offered (its messages over the gaps they span) and how the
-  // sender kept it (messages posted more than 1 us after due, by how much). `hist` then
+  // sender kept it (messages posted more than 1 us after due, by how much; of those, the
+  // ones whose QP was full once due: held by the device, not by the loop). `hist` then
   // holds each message's latency from when it was due, posted_hist from its post.
   bool paced = false;
   double offered_per_second = 0;
-  uint64_t late_posts = 0;
+  uint64_t late_posts = 0, late_posts_queue_full = 0;
   double late_max_ns = 0, late_sum_ns = 0;
   std::optional<Histogram> posted_hist;
   Timeline timeline;        // --interval: messages (lat: round trips) over the measured window

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -228,8 +229,10 @@ TEST(PaceSchedule, PoissonGapsAreSeededExponentialWithTheExactMean) {
 struct Timed {
   FakeDevice& fake;
   std::vector<Clock::time_point> at;
+  std::chrono::microseconds cost{0};  // each post takes at least this long (a slow loop)
   int post(uint32_t q, ibv_send_wr* w) {
     at.push_back(Clock::now());
+    if (cost.count() > 0) std::this_thread::sleep_for(cost);
     return fake.post(q, w);
   }
   int poll(int n, ibv_wc* wc) { return fake.poll(n, wc); }
@@ -358,12 +361,27 @@ TEST(PacedLoop, AMessageWhoseQpIsFullIsPostedLateCountedAndNeverSkipped) {
   EXPECT_EQ(st.per_qp[0], 50u);
   EXPECT_EQ(ops.at.size(), 50u);
   EXPECT_GE(st.late, 40u);
+  EXPECT_GE(st.late_full, 40u);  // each of them found the QP full once due: the device held it
+  EXPECT_LE(st.late_full, st.late);
   EXPECT_GE(st.late_max_ns, 40 * 180e3);  // the 50th waited for about 50 x 200 - 50 x 20 us
   // From due includes the wait for a slot; from post does not. Message k waits for the
   // completion of k - 2, at least (k - 2) x 200 us after the first post, and was due at
   // k x 20 us: about 4 ms late on average, however busy the machine.
   EXPECT_GT(st.from_due.mean() - st.from_post.mean(), 2e6);
   EXPECT_GE(st.from_due.max(), static_cast<uint64_t>(st.late_max_ns));
+}
+
+TEST(PacedLoop, AMessageLateWhileItsQpHadRoomIsTheLoopsNotTheDevices) {
+  // Completions at once into a deep QP, but every post takes 100 us where messages are
+  // due every 20 us: the loop falls behind with room in the queue all along.
+  PacedRun r(1, 64, 50, 20000.0);
+  FakeDevice fake(r.dev);
+  Timed ops{fake, {}};
+  ops.cost = std::chrono::microseconds(100);
+  PacedStats st = r.run(ops);
+  EXPECT_EQ(st.per_qp[0], 50u);
+  EXPECT_GE(st.late, 40u);
+  EXPECT_EQ(st.late_full, 0u);
 }
 
 TEST(PacedResult, FiguresSayTheScheduleHowItWasKeptAndBothLatencies) {
@@ -376,6 +394,7 @@ TEST(PacedResult, FiguresSayTheScheduleHowItWasKeptAndBothLatencies) {
   r.paced = true;
   r.offered_per_second = 1000;
   r.late_posts = 2;
+  r.late_posts_queue_full = 1;
   r.late_max_ns = 5000;
   r.late_sum_ns = 6000;
   r.hist.record(1000);
@@ -389,6 +408,7 @@ TEST(PacedResult, FiguresSayTheScheduleHowItWasKeptAndBothLatencies) {
   EXPECT_DOUBLE_EQ(f.at("offered_bytes_per_second"), 64000);
   EXPECT_NEAR(f.at("pacing_error_pct"), -1.0, 1e-12);
   EXPECT_DOUBLE_EQ(f.at("late_posts"), 2);
+  EXPECT_DOUBLE_EQ(f.at("late_posts_queue_full"), 1);
   EXPECT_DOUBLE_EQ(f.at("late_max_us"), 5);
   EXPECT_DOUBLE_EQ(f.at("late_mean_us"), 3);
   EXPECT_DOUBLE_EQ(f.at("lat_min_us"), 1);  // from due
