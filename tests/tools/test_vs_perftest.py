@@ -2,6 +2,7 @@
 round that never ends is killed and said so."""
 
 import importlib.util
+import io
 import math
 import sys
 import time
@@ -180,6 +181,20 @@ class Pacing(unittest.TestCase):
         r = pv.row("write/bw/qps:1/size:64", 5, 1894, "poisson", {"rdmasweep": [{"Mmsg/s": 0.001525, "offered/s": 1530}]})
         self.assertAlmostEqual(r["rdmasweep_error_pct"], (1525 / 1530 - 1) * 100)
         self.assertEqual(r["rdmasweep_offered_rounds"], [1530])
+
+    def test_the_row_says_how_many_posts_were_late_and_how_many_a_full_qp_held(self):
+        pv = tools_module("pacing_vs")
+        rounds = [{"Mmsg/s": 0.0990, "late": 5, "late-qp-full": 0},     # -1.0 %: the median round
+                  {"Mmsg/s": 0.0900, "late": 900, "late-qp-full": 880},  # -10 %: the device behind
+                  {"Mmsg/s": 0.0995, "late": 3, "late-qp-full": 0}]
+        r = pv.row("read/bw/qps:1/size:64", 90, 100000, "constant", {"rdmasweep": rounds})
+        self.assertEqual(r["rdmasweep_late_rounds"], [5, 900, 3])
+        self.assertEqual(r["rdmasweep_late_qp_full_rounds"], [0, 880, 0])
+        with mock.patch("sys.stdout", new_callable=io.StringIO) as out:
+            pv.print_rows([r])
+        line = out.getvalue().strip().splitlines()[-1]
+        self.assertTrue(line.startswith("read/bw/qps:1/size:64"), line)
+        self.assertEqual(line.split()[-2:], ["5", "0"])  # the median round's, not the worst one's
 
 
 class Rounds(unittest.TestCase):

@@ -73,6 +73,9 @@ def row(name, share, pps, arrivals, runs):
         r[tool + "_offered_rounds"] = [x.get("offered/s", pps) for x in results]
         r[tool + "_error_pct_rounds"] = [error_pct(a / 1e6, o) for a, o in zip(achieved, r[tool + "_offered_rounds"])]
         r[tool + "_error_pct"] = statistics.median(r[tool + "_error_pct_rounds"]) if achieved else None
+        if tool == "rdmasweep":  # its late posts, and of those the ones a full QP held
+            r["rdmasweep_late_rounds"] = [x.get("late", 0) for x in results]
+            r["rdmasweep_late_qp_full_rounds"] = [x.get("late-qp-full", 0) for x in results]
     e = r.get("rdmasweep_error_pct")
     r["rdmasweep_within"] = e is not None and abs(e) <= WITHIN_PCT
     return r
@@ -80,9 +83,11 @@ def row(name, share, pps, arrivals, runs):
 
 def print_rows(rows):
     print("\npacing: offered message rate (Poisson: what rdmasweep's schedule offered, the mean of its gaps), "
-          "each tool's achieved rate against it (median of the rounds), error = achieved / offered - 1")
+          "each tool's achieved rate against it (median of the rounds), error = achieved / offered - 1; "
+          "rdmasweep's late posts in the round of the median error, and of those the ones whose QP was full "
+          "when due (the device behind, not the loop)")
     print(f"{'point':26} {'share':>5} {'arrivals':8} {'offered/s':>10} {'perftest/s':>11} {'error':>7} "
-          f"{'rdmasweep/s':>11} {'error':>7}  within {WITHIN_PCT:g} %")
+          f"{'rdmasweep/s':>11} {'error':>7}  within {WITHIN_PCT:g} %  {'late':>6} {'QP full':>7}")
     for r in rows:
         cells = []
         for tool in ("perftest", "rdmasweep"):
@@ -94,5 +99,10 @@ def print_rows(rows):
         offered = r["offered_per_second"]
         if r["arrivals"] == "poisson" and r.get("rdmasweep_offered_rounds"):  # its schedule's own mean
             offered = int(round(statistics.median(r["rdmasweep_offered_rounds"])))
+        late = ""
+        errs = r.get("rdmasweep_error_pct_rounds") or []
+        if errs and r.get("rdmasweep_late_rounds"):
+            i = sorted(range(len(errs)), key=errs.__getitem__)[(len(errs) - 1) // 2]  # the median round
+            late = f"{r['rdmasweep_late_rounds'][i]:6.0f} {r['rdmasweep_late_qp_full_rounds'][i]:7.0f}"
         print(f"{r['point']:26} {r['share_pct']:4g}% {r['arrivals']:8} {offered:10d} "
-              f"{cells[0]} {cells[1]}  {'yes' if r['rdmasweep_within'] else 'NO'}")
+              f"{cells[0]} {cells[1]}  {'yes' if r['rdmasweep_within'] else 'NO ':3}     {late}".rstrip())
