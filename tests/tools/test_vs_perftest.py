@@ -225,6 +225,33 @@ class Rounds(unittest.TestCase):
         self.assertIn("send/bw/qps:1/size:64 round 1 perftest  left out: it printed no figures (Gb/s 0", said)
         self.assertIn("round 3 perftest  left out", said)
 
+    def test_a_client_that_fails_is_left_out_and_the_run_goes_on(self):
+        vs = tool_script("vs-perftest")
+        failing = [sys.executable, "-c", "import sys; print('Bad wc status -- 5 -- 5'); sys.exit(1)"]
+        with self.assertRaises(vs.RoundFailed) as e:
+            vs.run_pair([sys.executable, "-c", "pass"], failing, timeout=30)
+        self.assertIn("Bad wc status", str(e.exception))
+        point = ("write", "lat", 1, 64, 1000, "")
+        pairs = iter([vs.RoundFailed("ib_write_lat failed (1)")] + [("", "")] * 5)
+
+        def run_pair(*a, **k):
+            r = next(pairs)
+            if isinstance(r, Exception):
+                raise r
+            return r
+        args, hung = mock.Mock(rounds=3, timeout=30), []
+        figures = {"p50 us": 17.0, "p99 us": 40.0, "min us": 16.0}
+        with mock.patch.object(vs, "run_pair", side_effect=run_pair), \
+                mock.patch.object(vs, "commands", return_value={"perftest": ([], []), "rdmasweep": ([], [])}), \
+                mock.patch.object(vs, "perftest_result", return_value=figures), \
+                mock.patch.object(vs, "rdmasweep_result", return_value=figures), \
+                mock.patch("sys.stdout") as out:
+            runs, _ = vs.run_rounds("siw0", point, True, False, 18000, "r.json", args, hung)
+        self.assertEqual((len(runs["perftest"]), len(runs["rdmasweep"])), (2, 3))
+        self.assertEqual(hung, ["write/lat/qps:1/size:64 round 1 perftest (failed)"])
+        said = "".join(str(c.args[0]) for c in out.write.call_args_list if c.args)
+        self.assertIn("round 1 perftest  failed, left out: ib_write_lat failed (1)", said)
+
     def test_a_client_that_ends_returns_both_outputs(self):
         vs = tool_script("vs-perftest")
         cli, srv = vs.run_pair([sys.executable, "-c", "print('server')"], [sys.executable, "-c", "print('client')"],
