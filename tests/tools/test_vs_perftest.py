@@ -252,6 +252,12 @@ class Rounds(unittest.TestCase):
         said = "".join(str(c.args[0]) for c in out.write.call_args_list if c.args)
         self.assertIn("round 1 perftest  failed, left out: ib_write_lat failed (1)", said)
 
+    def test_a_paced_round_with_no_late_post_counts(self):
+        vs = tool_script("vs-perftest")
+        paced = {"Gb/s": 0.0005, "Mmsg/s": 0.00099, "offered/s": 992, "late": 0, "late-qp-full": 0}
+        self.assertTrue(vs.figures_measured(paced))
+        self.assertFalse(vs.figures_measured({**paced, "Mmsg/s": 0.0}))
+
     def test_a_client_that_ends_returns_both_outputs(self):
         vs = tool_script("vs-perftest")
         cli, srv = vs.run_pair([sys.executable, "-c", "print('server')"], [sys.executable, "-c", "print('client')"],
