@@ -1,12 +1,7 @@
 # 64 B READ latency on siw0, each tool's client pinned to CPU 0 and then CPU 1 (server on
 # the other), with siw's choice of transmit CPU for every QP from its debug messages:
 # does the gap follow where siw sends the READ responses from, relative to the poller?
-B=./build/bench/rdmasweep
-A=$(ip -4 -o addr show dev dummy0 | awk '{print $4}' | cut -d/ -f1)
-mount -t debugfs none /sys/kernel/debug 2>/dev/null
-echo 'module siw func siw_get_tx_cpu +p' > /sys/kernel/debug/dynamic_debug/control 2>/dev/null || echo "no dynamic debug: tx CPUs not shown"
-txcpus() { dmesg | grep -o 'tx cpu [0-9-]*' | awk '{printf "%s ", $3}'; dmesg -C; }
-dmesg -C
+source "$(dirname "$0")/siw-txcpus.sh"
 p=19200
 for r in 1 2 3; do
   for c in 0 1; do
