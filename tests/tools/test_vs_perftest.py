@@ -239,16 +239,16 @@ class Rounds(unittest.TestCase):
             if isinstance(r, Exception):
                 raise r
             return r
-        args, hung = mock.Mock(rounds=3, timeout=30), []
+        args, lost = mock.Mock(rounds=3, timeout=30), []
         figures = {"p50 us": 17.0, "p99 us": 40.0, "min us": 16.0}
         with mock.patch.object(vs, "run_pair", side_effect=run_pair), \
                 mock.patch.object(vs, "commands", return_value={"perftest": ([], []), "rdmasweep": ([], [])}), \
                 mock.patch.object(vs, "perftest_result", return_value=figures), \
                 mock.patch.object(vs, "rdmasweep_result", return_value=figures), \
                 mock.patch("sys.stdout") as out:
-            runs, _ = vs.run_rounds("siw0", point, True, False, 18000, "r.json", args, hung)
+            runs, _ = vs.run_rounds("siw0", point, True, False, 18000, "r.json", args, lost)
         self.assertEqual((len(runs["perftest"]), len(runs["rdmasweep"])), (2, 3))
-        self.assertEqual(hung, ["write/lat/qps:1/size:64 round 1 perftest (failed)"])
+        self.assertEqual(lost, ["write/lat/qps:1/size:64 round 1 perftest (failed)"])
         said = "".join(str(c.args[0]) for c in out.write.call_args_list if c.args)
         self.assertIn("round 1 perftest  failed, left out: ib_write_lat failed (1)", said)
 
