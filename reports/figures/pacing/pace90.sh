@@ -1,5 +1,5 @@
-# client side: each op's flat-out twin, then paced at 90 % of it, 3 repetitions
-$PIN build/bench/rdmasweep client $RXE_LAB_PEER --op write,send,read --mode bw -s 64 -n 20000 -Q 1 --rate 90% --repetitions 3 --no-progress --out /tmp/p.json >/dev/null 2>&1
+# client side: each op's flat-out twin, then paced at 90 % of it; N messages a run (default 20000), REPS repetitions (default 3)
+$PIN build/bench/rdmasweep client $RXE_LAB_PEER --op write,send,read --mode bw -s 64 -n ${N:-20000} -Q 1 --rate 90% --repetitions ${REPS:-3} --no-progress --out /tmp/p.json >/dev/null 2>&1
 /usr/bin/python3 - <<'P'
 import json
 for b in json.load(open('/tmp/p.json'))['benchmarks']:
