@@ -144,5 +144,22 @@ class UdArithmeticTest(unittest.TestCase):
         self.assertEqual(ud_counts(self.write([]), 420), (None, "no points"))
 
 
+class RxeLabPinTest(unittest.TestCase):
+    """--pin gives each VM a host CPU of its own: with fewer CPUs allowed than VMs the lab
+    says so and stops before it boots anything (the lab's own failure, 125)."""
+
+    def test_more_vms_than_allowed_cpus_is_refused(self):
+        r = subprocess.run(["taskset", "-c", "0", os.path.join(ROOT, "tools", "rxe-lab"), "--hosts", "2", "--pin",
+                            "--a", "true"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines()[-1],
+                         "rxe-lab: --pin needs a host CPU for each VM: 2 VM(s), 1 CPU(s) allowed here (run without --pin)")
+
+    def test_help_names_it(self):
+        r = subprocess.run([os.path.join(ROOT, "tools", "rxe-lab"), "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--pin", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
