@@ -192,7 +192,17 @@ void run_threads(uint32_t n, const Placement* place, const RunControl& ctl,
   each.on_idle = [&] {
     if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
     std::unique_lock<std::mutex> turn(outside, std::try_to_lock);
-    if (turn && ctl.on_idle) ctl.on_idle();
+    if (!turn || !ctl.on_idle) return;
+    // Looked at again under the lock, and set before letting go of it: a lane that took
+    // the peer's reason for failing the point must be the last to read the channel, or
+    // the next would find it closed behind that reason and report the close instead.
+    if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);
+    try {
+      ctl.on_idle();
+    } catch (...) {
+      failed.store(true, std::memory_order_relaxed);
+      throw;
+    }
   };
   others.on_idle = [&] {
     if (failed.load(std::memory_order_relaxed)) throw RunAborted(kOtherFailed);

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
@@ -402,6 +404,49 @@ TEST(ThreadLanes, EveryLaneLooksOutsideWhenTheFirstHasFinished) {
     heard = told.load();
   });
   EXPECT_TRUE(heard.load()) << "lane 1 never reached the caller's on_idle once lane 0 was done";
+}
+
+// The peer says why it failed the point, then hangs up. The lane that took the reason
+// is still unwinding when another looks at the channel and finds it closed: the point
+// must report the reason, not the close (a server out of threads was reported as
+// "closed the control connection" when the client ran 16 lanes).
+TEST(ThreadLanes, ThePeersReasonIsReportedNotTheCloseAnotherLaneFindsAfterIt) {
+  std::atomic<int> reads{0};
+  RunControl ctl;
+  ctl.on_idle = [&] {
+    if (reads++ == 0) throw std::runtime_error("the peer reported: it cannot start its threads");
+    throw std::runtime_error("peer closed the control connection");
+  };
+  std::atomic<bool> unwinding{false}, other_out{false};
+  struct HoldWhileUnwinding {  // lane 1, between leaving on_idle and its failure being noted
+    std::atomic<bool>& unwinding;
+    std::atomic<bool>& other_out;
+    ~HoldWhileUnwinding() {
+      if (std::uncaught_exceptions() == 0) return;
+      unwinding = true;
+      for (int i = 0; i < 2000 && !other_out.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  try {
+    run_threads(2, nullptr, ctl, [&](uint32_t t, const RunControl& c) {
+      if (t == 1) {
+        HoldWhileUnwinding hold{unwinding, other_out};
+        c.on_idle();  // reads the peer's reason, which throws
+        return;
+      }
+      while (!unwinding.load()) std::this_thread::yield();
+      try {
+        for (;;) c.on_idle();
+      } catch (...) {
+        other_out = true;
+        throw;
+      }
+    });
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(), "the peer reported: it cannot start its threads");
+  }
+  EXPECT_EQ(reads.load(), 1) << "a lane read the channel after the lane that took the peer's reason";
 }
 
 }  // namespace
