@@ -5,8 +5,8 @@ host's CPUs). The tests are independent (each writes only to its own temporary
 directory) and most of their time is matplotlib drawing charts on one CPU, so two
 workers take the stage from about 7 minutes to about 4 on 2 cores.
 
-Each module's output is printed whole when it ends, then one line per module with its
-time; exit 1 when any module failed. The slowest modules start first, so the
+Each module's output is printed whole when it ends, under a line with its name and
+time, and a last line counts the failed modules; exit 1 when any failed. The slowest modules start first, so the
 workers end close together.
 
   parallel.py [--jobs N] [MODULE...]   (MODULE: test_plot, ...; default: all)
@@ -19,9 +19,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Measured on 2 cores: each over 25 s alone (charts, the permutation tests, Chromium).
-# Only the order depends on this list; a module missing from it starts after these.
 TIMEOUT_S = 1200  # a module that hangs fails, with what it printed, instead of stalling CI
+# Measured on 2 cores: 18 to 94 s each alone (charts, the permutation tests, Chromium).
+# Only the order depends on this list; a module missing from it starts after these.
 SLOWEST_FIRST = ["test_plot", "test_history", "test_plot_hunt", "test_plot_load", "test_report",
                  "test_plot_qp", "test_timeline", "test_plot_isolation"]
 
