@@ -61,8 +61,8 @@ def main():
             module, rc, out, secs = done.result()
             print(f"== {module} ({secs:.0f} s){'' if rc == 0 else ' FAILED'}", flush=True)
             print(out, end="" if out.endswith("\n") else "\n", flush=True)
-            ended.append((module, rc, secs))
-    failed = [m for m, rc, _ in ended if rc != 0]
+            ended.append((module, rc))
+    failed = [m for m, rc in ended if rc != 0]
     print(f"== {len(ended)} modules in {time.monotonic() - began:.0f} s on {args.jobs} worker(s): "
           f"{len(failed)} failed{': ' + ', '.join(failed) if failed else ''}", flush=True)
     return 1 if failed else 0
