@@ -145,10 +145,11 @@ TEST_F(Measurement, DurationLatencyEveryQpHasItsOwnWindow) {
 // One-way latency is half the round trip for SEND and WRITE and the whole of it for
 // READ. Independent timing: the point's seconds over its round trips (one QP, one
 // ping in flight) is the wall time of a round trip, loop overhead included. The upper
-// bound is the convention; the lower one only tells READ's whole from a half (a halved
-// READ reads at most 0.51): the loop's own time between pings is outside the latency,
-// and under the sanitizers on a busy host it was a third of READ's wall round trip
-// (ratio 0.62, against 0.7 once asked here).
+// bound is the convention; the lower one tells READ's whole from a half (a halved READ
+// reads at most 0.51). 64 KiB pings make a round trip milliseconds long on an emulated
+// device, so the loop's own time between pings, outside the latency, is about 1% of
+// it: with 64 B pings it was a third of READ's wall round trip under the sanitizers
+// on a busy host (READ read 0.62), and half of WRITE's once (0.51 of its share).
 TEST_F(Measurement, LatencyConventionAgainstWallTime) {
   struct Case {
     const char* op;
@@ -156,11 +157,11 @@ TEST_F(Measurement, LatencyConventionAgainstWallTime) {
   };
   for (const Case& c : {Case{"send", 0.5}, Case{"write", 0.5}, Case{"read", 1.0}}) {
     SCOPED_TRACE(c.op);
-    json b = point({"--op", c.op, "--mode", "lat", "-q", "1", "-s", "64", "-n", "300", "--warmup", "20"});
+    json b = point({"--op", c.op, "--mode", "lat", "-q", "1", "-s", "65536", "-n", "50", "--warmup", "5"});
     double wall_rt_us = num(b, "seconds") / num(b, "messages") * 1e6;
     double ratio = num(b, "lat_mean_us") / wall_rt_us;
     EXPECT_LE(ratio, c.share * 1.02) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
-    EXPECT_GE(ratio, c.share * 0.55) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
+    EXPECT_GE(ratio, c.share * 0.7) << "mean " << num(b, "lat_mean_us") << " us, wall round trip " << wall_rt_us;
   }
 }
 
