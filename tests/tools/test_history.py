@@ -10,6 +10,8 @@ import statistics
 import tempfile
 import unittest
 
+import numpy as np
+
 from _util import DATA, PNG_SIGNATURE, TempDirCase, colour_stats, gunzip, load, run_tool, save, tools_module
 
 hy = tools_module("history")
@@ -161,7 +163,7 @@ class ChangePoints(unittest.TestCase):
         for _ in range(20):
             runs = [[0.75 * (1 + r.gauss(0, 0.03)) for _ in range(5)] for _ in range(5)]
             runs.append([1 + r.gauss(0, 0.03) for _ in range(5)])
-            at, _, p = hy.best_split(runs, 199, random.Random(1))
+            at, _, p = hy.best_split(runs, 199, np.random.RandomState(1))
             self.assertEqual(at, 5)
             self.assertGreater(p, 0.25)
             self.assertEqual(hy.change_points(runs), [])

@@ -15,7 +15,6 @@ Needs numpy."""
 import json
 import math
 import os
-import random
 import statistics
 
 import numpy as np
@@ -97,6 +96,28 @@ def _energy(d, w):
     left = c[..., k, k]
     cross = c[..., k, -1] - left
     right = c[..., -1, -1][..., None] - left - 2 * cross
+    return _statistic(left, cross, right, w)
+
+
+def _shuffled_energy(d, w, order):
+    """_energy with the runs taken in each of the orders (P, R) of run indices,
+    without building the P shuffled matrices (gathering them was most of the
+    permutation test's time). d is symmetric, so the sum over the first k+1 runs'
+    pairs is the running sum of each run's distances to itself and twice to the
+    runs before it."""
+    rank = order.argsort(-1)
+    before = (rank[:, None, :] < rank[:, :, None]).astype(float)  # [p, a, b]: b comes before a
+    to_earlier = np.einsum("ab,pab->pa", d, before)
+    first = np.take_along_axis(2 * to_earlier + np.diagonal(d), order, -1)
+    left = first.cumsum(-1)[..., :-1]
+    cross = d.sum(-1)[order].cumsum(-1)[..., :-1] - left
+    right = d.sum() - left - 2 * cross
+    return _statistic(left, cross, right, w[order])
+
+
+def _statistic(left, cross, right, w):
+    """_energy's statistic from the sums of distances within the part before each
+    split (left), across it (cross) and after it (right)."""
     m = w.cumsum(-1)[..., :-1]
     r = w.sum(-1)[..., None] - m
     valid = (m >= MIN_SAMPLES) & (r >= MIN_SAMPLES)
@@ -132,7 +153,7 @@ def best_split(runs, permutations, rng):
     if not observed > 0:
         return (at + 1, observed, 1.0)
     n = len(runs)
-    orders = np.array([rng.sample(range(n), n) for _ in range(permutations)], dtype=int).reshape(-1, n)
+    orders = rng.rand(permutations, n).argsort(-1)
     # A shuffle that puts the same runs on each side is a tie and counts as above,
     # though its sums were added in another order: hence the relative tolerance.
     # (Without it an odd last run came out significant by rounding.)
@@ -141,7 +162,7 @@ def best_split(runs, permutations, rng):
     chunk = max(1, 2_000_000 // (n * n))  # bounds the shuffled matrices' memory
     for lo in range(0, len(orders), chunk):
         o = orders[lo:lo + chunk]
-        shuffled = _energy(d[o[:, :, None], o[:, None, :]], w[o])
+        shuffled = _shuffled_energy(d, w, o)
         above += int(np.count_nonzero(shuffled.max(-1) >= tie))
     return (at + 1, observed, (above + 1) / (permutations + 1))
 
@@ -150,7 +171,7 @@ def change_points(runs, alpha=DEFAULT_ALPHA, permutations=DEFAULT_PERMUTATIONS, 
     """Change points of a series of runs (each a list of samples): a sorted list of
     (run index where the new level starts, p-value). Hierarchical: the segment whose
     best split is strongest is split while that split's p-value is below alpha."""
-    rng = random.Random(seed)
+    rng = np.random.RandomState(seed)  # its stream never changes across numpy versions
     cuts = {}
     segments = [(0, len(runs))]
     candidates = {}
