@@ -26,11 +26,13 @@ ClientSession::ClientSession(LocalFabric& fabric, control::Channel channel, Sess
   try {
     server_ = control::hello_from_json(ch_.expect(MsgType::Hello, opt_.timeout));
   } catch (const control::Timeout&) {
-    // Connected but unanswered: the server's accept queue holds us while it runs another client's tests.
+    // Connected but unanswered. A running server answers at once, busy or not (serve_forever
+    // gives each connection its thread), so only these leave a HELLO unanswered.
     throw control::ChannelError("server " + ch_.peer() + " accepted the connection but did not answer within " +
                                 std::to_string(opt_.timeout.count() / 1000) +
-                                " s: it serves one client at a time, so another client is probably running against it "
-                                "(wait for it, or raise --timeout to queue)");
+                                " s: a running rdmasweep server answers at once, even when busy, so it is stopped, "
+                                "too loaded to answer, serving another client under --once, or not an rdmasweep "
+                                "server (check the host and port; raise --timeout for a slow host)");
   }
   // From here each side ticks, and a server silent for our --timeout is given up.
   ch_.start_heartbeat();

@@ -365,6 +365,20 @@ TEST_F(Faults, ServerWithAnotherProtocolVersion) {
   EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
 }
 
+// A listener that accepts and never answers (a stopped server, another service on the
+// port): the client gives it up after its --timeout, in one line that names what can
+// leave a HELLO unanswered, since a running server answers at once, even when busy.
+TEST_F(Faults, AServerThatNeverAnswersIsGivenUpInOneLine) {
+  FakeServer silent("");  // reads the client's HELLO and says nothing
+  Outcome c = run({kBin, "client", "127.0.0.1", "--port", silent.port(), "--no-progress", "--timeout", "2", "--op",
+                   "write", "-s", "64", "-n", "10", "--out", dir_ + "/silent.json"},
+                  60s);
+  EXPECT_EQ(c.code, 1) << c.err;
+  EXPECT_NE(c.err.find("accepted the connection but did not answer within 2 s"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("not an rdmasweep server"), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+}
+
 // A server on another fabric with a smaller device and another release: doctor names
 // each difference that matters.
 TEST_F(Faults, DoctorNamesAnIncompatibleServerDevice) {
