@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -177,7 +178,8 @@ TEST_P(BadInputs, OneClearLine) {
 }
 
 static std::string write_bad_config() {
-  std::string path = "/tmp/rdmasweep-bad-config.json";
+  // One a process: every rdma_tests process writes it as it starts, two at a time.
+  std::string path = "/tmp/rdmasweep-bad-config-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << R"({"op": "write", "qp": 4})";
   return path;
 }

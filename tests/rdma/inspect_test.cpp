@@ -115,6 +115,11 @@ static std::map<unsigned, QpLine> qp_lines(const std::string& log) {
   return out;
 }
 
+// Where verbose_run's client writes its results: one file a process, since two tests
+// of this suite run at once (tools/rdma-tests), and a shared name let one read the
+// other's point.
+static std::string verbose_out() { return "/tmp/rdmasweep-verbose-" + std::to_string(::getpid()) + ".json"; }
+
 // A client run with -v (plus `extra`) against a -v --once server: each side's QP lines.
 static void verbose_run(const std::vector<std::string>& extra, std::map<unsigned, QpLine>* mine,
                         std::map<unsigned, QpLine>* theirs) {
@@ -123,7 +128,7 @@ static void verbose_run(const std::vector<std::string>& extra, std::map<unsigned
   std::smatch m;
   ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
   std::vector<std::string> argv = {kBin, "client", "127.0.0.1", "--port", m[1], "-v", "--no-progress", "--op", "write",
-                                   "-q", "3", "-s", "64", "-n", "10", "--out", "/tmp/rdmasweep-verbose.json"};
+                                   "-q", "3", "-s", "64", "-n", "10", "--out", verbose_out()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Outcome c = run(argv, 120s);
   ASSERT_EQ(c.code, 0) << c.err;
@@ -180,7 +185,7 @@ TEST(Verbose, PathAttributesOnEveryQpOfBothSides) {
       EXPECT_EQ(l.timeout, 18u);
       EXPECT_EQ(l.retry, 5u);
     }
-  json r = load_json("/tmp/rdmasweep-verbose.json");
+  json r = load_json(verbose_out());
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["benchmarks"][0]["name"],
             "write/bw/qps:3/size:64/cq:12/tclass:96/sl:3/flow:77/mtu:512/qp_timeout:18/retry:5");
