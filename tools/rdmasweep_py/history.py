@@ -129,7 +129,8 @@ def _statistic(left, cross, right, w):
 def best_split(runs, permutations, rng):
     """The best split of a segment of runs (lists of samples) between two runs, and
     its p-value: (run index where the second part starts, statistic, p), or None
-    when no split leaves MIN_SAMPLES on each side.
+    when no split leaves MIN_SAMPLES on each side. rng: a numpy RandomState, whose
+    draws order the shuffles.
 
     The statistic and its test take every sample, so a slowdown that hits some of
     a run's repetitions counts. The permutation test shuffles whole runs, not
@@ -159,7 +160,7 @@ def best_split(runs, permutations, rng):
     # (Without it an odd last run came out significant by rounding.)
     tie = observed * (1 - 1e-9)
     above = 0
-    chunk = max(1, 2_000_000 // (n * n))  # bounds the shuffled matrices' memory
+    chunk = max(1, 2_000_000 // (n * n))  # bounds the (chunk, n, n) order masks' memory
     for lo in range(0, len(orders), chunk):
         o = orders[lo:lo + chunk]
         shuffled = _shuffled_energy(d, w, o)
