@@ -11,30 +11,6 @@ build() {
   cmake --build "$BUILD" -j"$(nproc)" >/dev/null
 }
 
-# The clang builds of tools/sanitize (Debug, ASan + UBSan, with the tests) and tools/fuzz
-# (the libFuzzer targets). tools/test starts both in the background while the lab stages
-# run, so that those stages find them built.
-ASAN_BUILD=${RDMASWEEP_ASAN_BUILD_DIR:-$ROOT/build-asan}
-FUZZ_BUILD=${RDMASWEEP_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-need_clang() {
-  # clang, not gcc: gcc links UBSan as a separate runtime that ignores log_path when
-  # ASan is loaded too, so its reports would only reach stderr.
-  command -v clang++ >/dev/null || { echo "$1: clang++ not found: apt-get install clang libclang-rt-14-dev" >&2; return 1; }
-}
-build_sanitized() {
-  "$ROOT/tools/bootstrap"
-  need_clang sanitize || return 1
-  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ASAN_BUILD" -DCMAKE_BUILD_TYPE=Debug -DRDMASWEEP_SANITIZE=address,undefined -DBUILD_TESTING=ON >/dev/null
-  cmake --build "$ASAN_BUILD" -j"$(nproc)" >/dev/null
-}
-build_fuzz() {
-  "$ROOT/tools/bootstrap"
-  need_clang fuzz || return 1
-  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DRDMASWEEP_FUZZ=ON -DRDMASWEEP_SANITIZE=address,undefined -DBUILD_TESTING=OFF >/dev/null
-  cmake --build "$FUZZ_BUILD" -j"$(nproc)" --target fuzz_protocol fuzz_sweep >/dev/null
-}
-
 # A local RDMA device with an ACTIVE port (real NIC, or rxe already set up).
 has_device() {
   local s
