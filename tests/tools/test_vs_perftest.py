@@ -79,6 +79,19 @@ class VsPerftest(unittest.TestCase):
                 self.assertEqual(by[("perftest", "server")][:3], ["taskset", "-c", "0"])
                 self.assertEqual(by[("perftest", "client")][:3], ["taskset", "-c", "1"])
 
+    def test_send_latency_has_two_receives_on_both_sides(self):
+        # ib_send_lat reposts a receive only while rcnt + rx_depth <= iters (over UD its
+        # rx_depth would be the iteration count: no repost at all); rdmasweep reposts
+        # after every receive. Two receives make perftest repost as rdmasweep does.
+        _, lines = dry_run("--table", "same", "--perftest-inline", "0")
+        for point in ("send/lat/qps:1/size:64", "send/lat/qps:1/size:64/ud"):
+            by = {(t, s): flags(a) for t, s, a in lines[point]}
+            for side in ("server", "client"):
+                self.assertEqual(by[("perftest", side)].get("-r"), "2", point)
+            self.assertEqual(by[("rdmasweep", "client")].get("-r"), "2", point)
+        by = {(t, s): flags(a) for t, s, a in lines["write/lat/qps:1/size:64"]}
+        self.assertNotIn("-r", by[("perftest", "client")])  # no receives
+
     def test_inline_follows_what_perftest_really_uses(self):
         _, lines = dry_run("--table", "same", "--perftest-inline", "236")
         by = {(t, s): a for t, s, a in lines["send/lat/qps:1/size:64"]}
