@@ -117,8 +117,6 @@ inline uint32_t retarget(const std::vector<SendQueue>& sq, std::vector<uint64_t>
   return unfinished;
 }
 
-namespace detail {
-
 // The initiator loop's progress: each QP's completion target, what is left, and how
 // the loop is ending (the duration is up, or an interrupt drains it).
 struct BwProgress {
@@ -202,8 +200,6 @@ inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecord
   return true;
 }
 
-}  // namespace detail
-
 // Ops: int post(uint32_t qp, ibv_send_wr* chain); int poll(int n, ibv_wc* wc); uint32_t recv(const ibv_wc&)
 // (used with `in` only).
 // `sq` is the QPs' own accounting and carries over from the previous point.
@@ -222,7 +218,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
                             Arrivals* in = nullptr, CreditReads* cr = nullptr) {
   const uint32_t nqp = p.nqp;
   const bool timed = p.duration > 0;
-  detail::BwProgress g;
+  BwProgress g;
   g.target.resize(nqp);
   g.first.resize(nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
@@ -258,13 +254,13 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
     }
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
     if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
-    detail::take_completions(ops, wc.data(), got, sq, g, p.posted, in, cr);
+    take_completions(ops, wc.data(), got, sq, g, p.posted, in, cr);
     watch.tick(got);
     // The clock and the stop flag are read once per poll that returned completions
     // (at most once per batch of WCs), or every 64 empty polls: not per message, but
     // often enough when a loop turn is slow (big messages, a slow device, --events).
     if ((got > 0 || g.aborting || (++loops & 63) == 0) &&
-        !detail::clock_turn(sq, g, timeline, watch, p.every, timed, deadline))
+        !clock_turn(sq, g, timeline, watch, p.every, timed, deadline))
       break;
   }
   if (g.aborting) throw RunAborted("interrupted");
