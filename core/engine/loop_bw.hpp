@@ -96,13 +96,17 @@ inline void post_what_fits(Ops& ops, SendWrs& wrs, uint32_t q, SendQueue& s, uin
       w[k - 1].next = saved;
     }
     if (rc != 0) {
-      s = t;
+      s.posted = t.posted;
+      s.until_signal = t.until_signal;
       wrs.stamped_at[q] = 0;
       fail_post(rc, "ibv_post_send", q);
     }
     t.posted += k;
   }
-  s = t;
+  // Only the fields the loop changes, one store each: a whole-struct copy of `t` is
+  // wide loads of fields just stored narrow, which the CPU cannot forward (a stall).
+  s.posted = t.posted;
+  s.until_signal = t.until_signal;
   wrs.stamped_at[q] = stamped;
 }
 
@@ -253,7 +257,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
       g.ready.clear();
     }
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got < 0) fail_poll(got);
     take_completions(ops, wc.data(), got, sq, g, p.posted, in, cr);
     watch.tick(got);
     // The clock and the stop flag are read once per poll that returned completions
@@ -338,7 +342,7 @@ LoopStats bw_receiver_loop(Ops& ops, ReceiveCount& c, const BwPlan& p, uint64_t 
   bool started = false;
   while (c.unfinished > 0) {
     int got = ops.poll(static_cast<int>(batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got < 0) fail_poll(got);
     if (got > 0 && !started) {
       start = Clock::now();
       started = true;

@@ -159,6 +159,8 @@ void fail_post(int rc, const char* what, uint32_t qp) {
   throw verbs::Error(what);  // unreachable: rc != 0 here
 }
 
+void fail_poll(int rc) { throw verbs::Error("ibv_poll_cq failed (" + std::to_string(rc) + ")"); }
+
 static std::string wait_text(std::chrono::milliseconds t) {
   return t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + " s" : std::to_string(t.count()) + " ms";
 }

@@ -88,6 +88,8 @@ SendWrs make_send_wrs(const LoopResources& r, uint32_t post_list, ibv_wr_opcode 
 // Throws the completion error of a failed WC, naming its QP.
 [[noreturn]] void fail_completion(const ibv_wc& wc, const char* posted);
 [[noreturn]] void fail_post(int rc, const char* what, uint32_t qp);
+// A negative ibv_poll_cq: out of line, so the loops' poll stays small enough to inline.
+[[noreturn]] void fail_poll(int rc);
 const char* posted_name(Op op);  // the WR opcode a loop posts for `op`
 
 // How long an interrupted loop waits for the work it has in flight before it gives up.
@@ -162,7 +164,7 @@ class Poller {
   int poll(int n, ibv_wc* wc) {
     int got = shared_ != nullptr ? shared_->poll(lane_, n, wc) : ibv_poll_cq(cq_, n, wc);
     if (got == 0 && channel_ != nullptr) got = wait_and_poll(n, wc);
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got < 0) fail_poll(got);
     return got;
   }
 

@@ -56,7 +56,7 @@ class LatInitiator {
     for (uint32_t q = 0; q < nqp_; ++q) post_ping(q);
     while (unfinished_ > 0) {
       int got = ops_.poll(static_cast<int>(p_.batch), wc.data());
-      if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+      if (got < 0) fail_poll(got);
       const uint32_t landed = p_.in_memory ? find_landed() : 0;
       if (got > 0 || landed > 0) {
         // One end time for everything this poll found, read before any post: a
@@ -225,7 +225,7 @@ LoopStats lat_responder_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq,
   }
   while (!*finished) {
     int got = ops.poll(static_cast<int>(p.batch), wc.data());
-    if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+    if (got < 0) fail_poll(got);
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], op == Op::Send ? "SEND or RECV" : posted_name(op));
       if (wc[i].opcode & IBV_WC_RECV) {

@@ -83,7 +83,7 @@ class PacedLoop {
       int64_t now = since_start();
       post_due(now);
       const int got = ops_.poll(static_cast<int>(p_.batch), wc_.data());
-      if (got < 0) throw verbs::Error("ibv_poll_cq failed (" + std::to_string(got) + ")");
+      if (got < 0) fail_poll(got);
       if (got > 0) {
         now = since_start();
         take(got, now);
