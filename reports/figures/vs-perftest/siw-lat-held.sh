@@ -1,0 +1,57 @@
+# 64 B WRITE or READ latency on siw0, each tool as is and with QPs held open on siw0
+# before it starts (ibv_rc_pingpong's servers, waiting for a peer that never comes),
+# which steer siw's choice of transmit CPU for the QPs the tools make next (the CPU
+# with the fewest QPs, ties to the last: siw-readlat-held.sh). Clients on CPU
+# CLIENT_CPU, servers on the other. 15 rounds, the order rotated each round, 3,000
+# round trips each, the same-parameters table's flags; after each run, siw's transmit
+# CPU for each QP made, in the order made.
+# Run inside the lab: tools/rxe-lab --provider siw -- bash reports/figures/vs-perftest/siw-lat-held.sh write|read CLIENT_CPU
+# Summary: /usr/bin/python3 reports/figures/vs-perftest/rounds-summary.py FILE --pair perftest-held rdmasweep-held --pair perftest-matched rdmasweep-matched
+source "$(dirname "$0")/siw-txcpus.sh"
+op=${1:?write or read} cc=${2:?the clients\' CPU, 0 or 1}
+sc=$((1 - cc)) p=20300 inl=()
+[[ $op == write ]] && inl=(-I 0)
+echo "64 B $op latency, clients on CPU $cc, servers on CPU $sc"
+# held: one QP held (on CPU 1, siw's tie), so the tools' QPs swap CPUs. matched: three
+# held (on 1, 0, 1) and the second let go, so CPU 1 has two more QPs than CPU 0 and each
+# tool's two connected QPs both go to CPU 0, perftest's (0 0 1 0) as rdmasweep's (0 0 0
+# 0 0 0): the same transmit CPU for both tools.
+hold() {
+  hp=()
+  for port in 20297 20298 20299; do
+    ibv_rc_pingpong -d siw0 -p $port >/dev/null 2>&1 & hp+=($!)
+    sleep 1
+    [[ $1 == held ]] && break
+  done
+  echo "  held QPs on $(txcpus)"
+  if [[ $1 == matched ]]; then kill "${hp[1]}"; wait "${hp[1]}" 2>/dev/null; sleep 0.5; echo "  the second let go"; fi
+}
+unhold() { kill "${hp[@]}" 2>/dev/null; wait "${hp[@]}" 2>/dev/null; sleep 0.5; dmesg -C; }
+# A run that has not ended after 60 s is killed (perftest's READ latency client hangs
+# now and then on siw) and prints no figures, which the summary leaves out.
+perftest() {
+  p=$((p+1)); taskset -c $sc timeout 65 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" >/dev/null 2>&1 & sleep 1
+  local out
+  out=$(taskset -c $cc timeout 60 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" $A 2>/dev/null |
+        awk '$1==64{print "min",$3,"p50",$5,"p99",$8}')
+  wait
+  echo "${out:-no result (killed after 60 s, or failed)}"
+}
+rdmasweep() {
+  p=$((p+1)); taskset -c $sc timeout 65 $B server --bind 127.0.0.1 --port $p --once -d siw0 >/dev/null 2>&1 & sleep 1
+  taskset -c $cc timeout 60 $B client 127.0.0.1 --port $p -d siw0 --no-progress --op $op --mode lat -q 1 -n 3000 -s 64 \
+    --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
+  wait
+  /usr/bin/python3 -c "import json;b=json.load(open('/tmp/r.json'))['benchmarks'][0];print('min',round(b['lat_min_us'],2),'p50',round(b['lat_p50_us'],2),'p99',round(b['lat_p99_us'],2))"
+}
+variants=(perftest rdmasweep perftest-held rdmasweep-held perftest-matched rdmasweep-matched)
+for round in $(seq 1 15); do
+  for i in 0 1 2 3 4 5; do
+    v=${variants[$(( (i + round) % 6 ))]}
+    [[ $v == *-* ]] && hold "${v#*-}"
+    out=$(${v%-*})
+    echo "round $round RC $v $out"
+    echo "  tx-cpus (QP order): $(txcpus)"
+    [[ $v == *-* ]] && unhold
+  done
+done
