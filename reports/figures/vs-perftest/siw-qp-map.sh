@@ -1,6 +1,8 @@
 # Which of each tool's QPs siw places where, and which ones are connected: siw's transmit CPU for
 # every QP made (in order) and every state change asked of a QP (siw_verbs_modify_qp; QP ids count up
 # from 1 in the order QPs are made), for one 64 B READ-latency run of each tool, clients on CPU 1.
+# Its verbs-level state changes miss what the iWARP connection manager does: a QP that only
+# reaches INIT here may be connected; siw-qp-pairs.sh shows which QPs are.
 source reports/figures/vs-perftest/siw-txcpus.sh
 echo 'module siw func siw_verbs_modify_qp +p' > /sys/kernel/debug/dynamic_debug/control
 dmesg -C
