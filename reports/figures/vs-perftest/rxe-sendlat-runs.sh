@@ -1,11 +1,10 @@
 # Sourced by the rxe 64 B SEND-latency scripts here (rxe-udlat-api.sh, rxe-udlat-repost.sh):
-# rdmasweep's binary (B), and one run of each tool that prints its min, p50 and p99.
+# one run of each tool that prints its min, p50 and p99 (lat-summary.sh).
 # The sourcing script sets p, the port before the first run's.
-B=./build/bench/rdmasweep
-summary() { /usr/bin/python3 -c "import json;b=json.load(open('/tmp/r.json'))['benchmarks'][0];print('min',round(b['lat_min_us'],2),'p50',round(b['lat_p50_us'],2),'p99',round(b['lat_p99_us'],2))"; }
+source "$(dirname "${BASH_SOURCE[0]}")/lat-summary.sh"
 perftest() {  # TRANSPORT EXTRA
   p=$((p+1)); taskset -c 0 ib_send_lat -d rxe0 -x 1 -F -p $p -n 3000 -s 64 -c $1 -I 0 $2 >/dev/null 2>&1 & sleep 1
-  taskset -c 1 ib_send_lat -d rxe0 -x 1 -F -p $p -n 3000 -s 64 -c $1 -I 0 $2 127.0.0.1 2>/dev/null | awk '$1==64{print "min",$3,"p50",$5,"p99",$8}'; wait
+  taskset -c 1 ib_send_lat -d rxe0 -x 1 -F -p $p -n 3000 -s 64 -c $1 -I 0 $2 127.0.0.1 2>/dev/null | pt_summary; wait
 }
 rdmasweep() {  # TRANSPORT
   p=$((p+1)); taskset -c 0 $B server --bind 127.0.0.1 --port $p --once -d rxe0 -x 1 >/dev/null 2>&1 & sleep 1

@@ -9,6 +9,7 @@
 #   write|read CLIENT_CPU [ROUNDS [VARIANT...]]   (below: the variants; 15 rounds of the six)
 # Summary: /usr/bin/python3 reports/figures/vs-perftest/rounds-summary.py FILE --pair perftest-held rdmasweep-held --pair perftest-matched rdmasweep-matched
 source "$(dirname "$0")/siw-txcpus.sh"
+source "$(dirname "$0")/lat-summary.sh"
 op=${1:?write or read} cc=${2:?the clients\' CPU, 0 or 1}
 sc=$((1 - cc)) p=20300 inl=()
 [[ $op == write ]] && inl=(-I 0)
@@ -35,8 +36,7 @@ unhold() { kill "${hp[@]}" 2>/dev/null; wait "${hp[@]}" 2>/dev/null; sleep 0.5; 
 perftest() {
   p=$((p+1)); taskset -c $sc timeout 65 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" >/dev/null 2>&1 & sleep 1
   local out
-  out=$(taskset -c $cc timeout 60 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" $A 2>/dev/null |
-        awk '$1==64{print "min",$3,"p50",$5,"p99",$8}')
+  out=$(taskset -c $cc timeout 60 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" $A 2>/dev/null | pt_summary)
   wait
   echo "${out:-no result (killed after 60 s, or failed)}"
 }
@@ -45,7 +45,7 @@ rdmasweep() {
   taskset -c $cc timeout 60 $B client 127.0.0.1 --port $p -d siw0 --no-progress --op $op --mode lat -q 1 -n 3000 -s 64 \
     --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
   wait
-  /usr/bin/python3 -c "import json;b=json.load(open('/tmp/r.json'))['benchmarks'][0];print('min',round(b['lat_min_us'],2),'p50',round(b['lat_p50_us'],2),'p99',round(b['lat_p99_us'],2))"
+  summary
 }
 # The variants, each TOOL[-held|-matched].
 rounds=${3:-15}

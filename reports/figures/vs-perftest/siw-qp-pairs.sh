@@ -1,9 +1,10 @@
 # Which of each tool's QPs carry a 64 B READ-latency run on siw0, and which transmit CPU
-# siw gave each (perftest's client prints the QP numbers it measures with): one long run of each tool (clients on CPU 1, servers on CPU 0), and
-# while it runs, `rdma resource show cm_id` (each RDMA-CM id's state, QP number and
-# process: the connected QPs) and `rdma resource show qp` (every QP and its process);
-# siw numbers its QPs from 1 in the order they are made, and txcpus prints each one's
-# transmit CPU in that order.
+# siw gave each (perftest's client prints the QP numbers it measures with): one long
+# run of each tool (clients on CPU 1, servers on CPU 0), and while it runs,
+# `rdma resource show cm_id` (each RDMA-CM id's state, QP number and process: the
+# connected QPs) and `rdma resource show qp` (every QP and its process); siw numbers
+# its QPs from 1 in the order they are made, and txcpus prints each one's transmit CPU
+# in that order.
 # Run inside the lab: tools/rxe-lab --provider siw -- bash reports/figures/vs-perftest/siw-qp-pairs.sh
 source "$(dirname "$0")/siw-txcpus.sh"
 # Waits (up to 60 s) until PROCESS has two connected RDMA-CM ids (its client's and its

@@ -7,18 +7,19 @@
 # completion polled before the next ping, as perftest). 10 rounds, the order rotated each
 # round, servers on CPU 0, clients on CPU 1, 3,000 round trips each.
 # Run inside the lab: tools/rxe-lab --provider siw -- bash reports/figures/vs-perftest/siw-writelat-signal.sh
-B=./build/bench/rdmasweep; p=19900
+source "$(dirname "$0")/lat-summary.sh"
+p=19900
 A=$(ip -4 -o addr show dev dummy0 | awk '{print $4}' | cut -d/ -f1)
 perftest() {
   p=$((p+1)); taskset -c 0 ib_write_lat -d siw0 -R -F -p $p -n 3000 -s 64 -I 0 >/dev/null 2>&1 & sleep 1
-  taskset -c 1 ib_write_lat -d siw0 -R -F -p $p -n 3000 -s 64 -I 0 $A 2>/dev/null | awk '$1==64{print "min",$3,"p50",$5,"p99",$8}'; wait
+  taskset -c 1 ib_write_lat -d siw0 -R -F -p $p -n 3000 -s 64 -I 0 $A 2>/dev/null | pt_summary; wait
 }
 rdmasweep() {  # EXTRA FLAGS
   p=$((p+1)); taskset -c 0 $B server --bind 127.0.0.1 --port $p --once -d siw0 >/dev/null 2>&1 & sleep 1
   taskset -c 1 $B client 127.0.0.1 --port $p -d siw0 --no-progress --op write --mode lat -q 1 -n 3000 -s 64 \
     --warmup 0 --clock tsc --poll-batch 16 -I 0 "$@" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
   wait
-  /usr/bin/python3 -c "import json;b=json.load(open('/tmp/r.json'))['benchmarks'][0];print('min',round(b['lat_min_us'],2),'p50',round(b['lat_p50_us'],2),'p99',round(b['lat_p99_us'],2))"
+  summary
 }
 variants=(perftest rdmasweep rdmasweep-Q1 rdmasweep-t1Q1)
 for round in $(seq 1 10); do
