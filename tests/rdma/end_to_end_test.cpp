@@ -26,10 +26,8 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-static const std::string kBin = RDMASWEEP_BIN;
 
 
-static json load(const std::string& path) { return load_json(path); }
 
 // Lines a failed command printed, for the assertion message.
 
@@ -108,7 +106,7 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
   Outcome o = client({"--op", GetParam().op, "--mode", GetParam().mode, "-q", "1,4,16", "-s", "64,4096", "-n",
                       std::to_string(iters), "--warmup", "10", "--label", "commit=abc123", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_TRUE(r.is_object()) << "results are not valid JSON";
   EXPECT_EQ(r["context"]["labels"], json({{"commit", "abc123"}}));  // --label, for tools/history
   EXPECT_EQ(r["context"]["incomplete"], false);
@@ -130,7 +128,7 @@ TEST_P(EveryOpAndMode, OneFourAndSixteenQpsOnOneSharedCq) {
     EXPECT_EQ(r["benchmarks"][i]["reused_qps"], i % 2 == 1 ? 1 : 0) << i;
   }
 
-  json h = load(dir_ + "/r.hist.json");
+  json h = load_json(dir_ + "/r.hist.json");
   ASSERT_TRUE(h.is_object());
   EXPECT_EQ(h["points"].size(), 6u);
   for (const auto& [name, p] : h["points"].items()) {
@@ -159,7 +157,7 @@ TEST_F(EndToEnd, LoopKnobsAndDurationMode) {
   Outcome o = client({"--op", "write", "-q", "2", "-s", "256", "-D", "0.5", "-t", "64", "-l", "4", "-Q", "8",
                       "-I", "256", "--poll-batch", "4", "--cq-depth", "64", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  json b = load(out)["benchmarks"][0];
+  json b = load_json(out)["benchmarks"][0];
   EXPECT_EQ(b["name"], "write/bw/qps:2/size:256/cq:64/tx:64/post:4/signal:8/inline:256/poll:4");
   EXPECT_GT(b["messages"].get<double>(), 0);
   EXPECT_NEAR(b["seconds"].get<double>(), 0.5, 0.4);
@@ -177,7 +175,7 @@ TEST_F(EndToEnd, ResolvedInlineAndOutstandingReadsAreRecorded) {
   std::string out = dir_ + "/res.json";
   Outcome o = client({"--op", "send,write,read", "-s", "64", "-n", "50", "--warmup", "0", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_EQ(r["benchmarks"].size(), 3u);
   EXPECT_EQ(r["benchmarks"][0]["inline_size"].get<double>(), std::min(236u, max_inline));
   EXPECT_EQ(r["benchmarks"][1]["inline_size"].get<double>(), std::min(220u, max_inline));
@@ -187,7 +185,7 @@ TEST_F(EndToEnd, ResolvedInlineAndOutstandingReadsAreRecorded) {
 
   o = client({"--op", "write,read", "-s", "64", "-n", "50", "-I", "0", "--outs", "2", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  r = load(out);
+  r = load_json(out);
   EXPECT_EQ(r["benchmarks"][0]["name"], "write/bw/qps:1/size:64/cq:4/inline:0/outs:2");
   EXPECT_EQ(r["benchmarks"][0]["inline_size"].get<double>(), 0);
   EXPECT_EQ(r["benchmarks"][1]["outs"].get<double>(), 2);
@@ -198,7 +196,7 @@ TEST_F(EndToEnd, RepetitionsAddAggregatesOnReusedQps) {
   Outcome o = client({"--op", "write", "--mode", "lat", "-s", "64", "-n", "256", "--warmup", "0", "--repetitions", "3",
                       "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  json r = load(out);
+  json r = load_json(out);
   std::set<std::string> names;
   int reused = 0;
   for (const auto& b : r["benchmarks"]) {
@@ -258,19 +256,19 @@ TEST_F(EndToEnd, InterruptedSweepKeepsCompletedPointsAndServerKeepsServing) {
   // Wait until at least one point is on disk, then interrupt.
   auto deadline = std::chrono::steady_clock::now() + 120s;
   while (std::chrono::steady_clock::now() < deadline && c.running()) {
-    json r = load(out);
+    json r = load_json(out);
     if (r.is_object() && !r["benchmarks"].empty()) break;
     std::this_thread::sleep_for(50ms);
   }
   ASSERT_TRUE(c.running()) << "the sweep ended before it could be interrupted: " << c.err();
   c.signal(SIGINT);
   EXPECT_EQ(c.wait(60s), 130) << c.err();
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_TRUE(r.is_object()) << "results are not valid JSON after the interrupt";
   EXPECT_EQ(r["context"]["incomplete"], true);
   ASSERT_GE(r["benchmarks"].size(), 1u);
   EXPECT_FALSE(r["benchmarks"][0].value("error_occurred", false));
-  EXPECT_TRUE(load(dir_ + "/i.hist.json").is_object());
+  EXPECT_TRUE(load_json(dir_ + "/i.hist.json").is_object());
 
   Outcome again = client({"--op", "write", "-s", "64", "-n", "50", "--out", dir_ + "/after.json"});
   EXPECT_EQ(again.code, 0) << both(again);
@@ -331,7 +329,7 @@ TEST_F(EndToEnd, EventsEveryOperationAndMode) {
   Outcome o = client({"--op", "send,write,read", "--mode", "bw,lat", "--events", "-q", "1,2", "-s", "64", "-n", "60",
                       "--warmup", "5", "--out", out});
   ASSERT_EQ(o.code, 0) << both(o);
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_EQ(r["benchmarks"].size(), 12u);
   for (const auto& b : r["benchmarks"]) {
     std::string name = b["name"];
@@ -351,7 +349,7 @@ TEST_F(EndToEnd, SharedReceiveQueueOneToAThousandQps) {
                       "--out", out},
                      600s);
   ASSERT_EQ(o.code, 0) << both(o);
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_EQ(r["benchmarks"].size(), 3u);
   const uint64_t qps[] = {1, 64, 1024};
   for (size_t i = 0; i < 3; ++i) {
@@ -362,7 +360,7 @@ TEST_F(EndToEnd, SharedReceiveQueueOneToAThousandQps) {
   }
   Outcome lat = client({"--op", "send", "--mode", "lat", "--srq", "-q", "4", "-s", "64", "-n", "30", "--out", dir_ + "/l.json"});
   ASSERT_EQ(lat.code, 0) << both(lat);
-  check_point(load(dir_ + "/l.json")["benchmarks"][0], 4, 30, true);
+  check_point(load_json(dir_ + "/l.json")["benchmarks"][0], 4, 30, true);
 }
 
 // More outstanding work than one CQ can hold: an explicit error by default, or with
@@ -378,7 +376,7 @@ TEST_F(EndToEnd, FourThousandQpsCappedToOneCq) {
                      900s);
   ASSERT_EQ(o.code, 0) << both(o);
   EXPECT_NE(o.err.find("capped to fit"), std::string::npos) << o.err;
-  json b = load(out)["benchmarks"][0];
+  json b = load_json(out)["benchmarks"][0];
   check_point(b, 4096, 8, false);
   std::string name = b["name"];
   EXPECT_NE(name.find("/tx:"), std::string::npos) << name;  // the capped depth is part of the point's name

@@ -27,10 +27,8 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-static const std::string kBin = RDMASWEEP_BIN;
 
 
-static json load(const std::string& path) { return load_json(path); }
 
 class Faults : public ::testing::Test {
  protected:
@@ -52,7 +50,7 @@ class Faults : public ::testing::Test {
   static bool wait_for_first_point(Process& p, const std::string& out) {
     auto deadline = std::chrono::steady_clock::now() + 120s;
     while (std::chrono::steady_clock::now() < deadline && p.running()) {
-      json r = load(out);
+      json r = load_json(out);
       if (r.is_object() && !r["benchmarks"].empty()) return true;
       std::this_thread::sleep_for(50ms);
     }
@@ -76,7 +74,7 @@ TEST_F(Faults, ServerKilledMidSweep) {
   int code = c.wait(60s);
   EXPECT_EQ(code, 1) << c.err();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 30s) << "the client took too long to notice";
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["context"]["incomplete"], true);
   ASSERT_GE(r["benchmarks"].size(), 2u);
@@ -107,7 +105,7 @@ TEST_F(Faults, ClientInterruptedTellsTheServer) {
   c.signal(SIGTERM);
   EXPECT_EQ(c.wait(30s), 130) << c.err();
   EXPECT_NE(server_->wait_for_stderr("interrupted", 30s), "") << server_->err();
-  EXPECT_EQ(load(out)["context"]["incomplete"], true);
+  EXPECT_EQ(load_json(out)["context"]["incomplete"], true);
   expect_server_still_serves();
 }
 
@@ -118,7 +116,7 @@ TEST_F(Faults, ServerInterruptedMidTest) {
   server_->signal(SIGTERM);
   EXPECT_EQ(server_->wait(30s), 130) << server_->err();
   EXPECT_EQ(c.wait(60s), 1) << c.err();
-  EXPECT_EQ(load(out)["context"]["incomplete"], true);
+  EXPECT_EQ(load_json(out)["context"]["incomplete"], true);
 }
 
 TEST_F(Faults, GarbageAndBrokenClientsAreDroppedAndTheServerGoesOn) {
@@ -337,7 +335,7 @@ TEST_F(Faults, SecondClientIsToldTheServerIsBusy) {
   EXPECT_NE(b.err.find("it serves one client at a time"), std::string::npos) << b.err;
   EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
   EXPECT_EQ(a.wait(180s), 0) << a.err();
-  EXPECT_EQ(load(out)["benchmarks"].size(), 3u);
+  EXPECT_EQ(load_json(out)["benchmarks"].size(), 3u);
   expect_server_still_serves();
 }
 

@@ -23,7 +23,6 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-static const std::string kBin = RDMASWEEP_BIN;
 
 TEST(Devices, JsonAndTableMatchTheDevice) {
   REQUIRE_DEVICE();

@@ -24,9 +24,7 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-static const std::string kBin = RDMASWEEP_BIN;
 
-static json load(const std::string& path) { return load_json(path); }
 
 // One server for the suite, as in end_to_end_test.cpp.
 class Measurement : public ServerSuite {
@@ -38,7 +36,7 @@ class Measurement : public ServerSuite {
     args.insert(args.end(), {"--out", out});
     Outcome o = run(argv(args), 300s);
     EXPECT_EQ(o.code, 0) << o.err;
-    json r = load(out);
+    json r = load_json(out);
     if (!r.is_object() || r["benchmarks"].size() != 1) {
       ADD_FAILURE() << "no single point in " << out << ": " << o.err;
       return json::object();
@@ -75,7 +73,7 @@ TEST_F(Measurement, DurationPointRecordsThroughputOverTime) {
     SCOPED_TRACE(mode);
     json b = point({"--op", "write", "--mode", mode, "-q", "2", "-s", "64", "-D", "0.6", "--warmup", "10"});
     ASSERT_TRUE(b.contains("interval_min")) << b.dump();
-    json h = load(dir_ + "/p" + std::to_string(runs_) + ".hist.json");
+    json h = load_json(dir_ + "/p" + std::to_string(runs_) + ".hist.json");
     json tl = h["points"][b["name"].get<std::string>()]["timeline"][0];
     EXPECT_EQ(tl["interval_s"], 0.1);
     ASSERT_GE(tl["t_s"].size(), 1u);
@@ -194,7 +192,7 @@ TEST_F(Measurement, InterruptEndsABusyBandwidthPointPromptly) {
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(c.wait(30s), 130) << c.err();
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "the client ignored SIGINT while completing";
-    EXPECT_EQ(load(out)["context"]["incomplete"], true);
+    EXPECT_EQ(load_json(out)["context"]["incomplete"], true);
     point({"--op", op, "-s", "64", "-n", "20"});
   }
 }
@@ -258,10 +256,10 @@ TEST_F(Measurement, AStallShowsInEveryMessageDueInItNotOnlyInThoseInFlight) {
     r.said = read_file(progress) + when;
     ASSERT_EQ(code, 0) << c.err();
     ASSERT_FALSE(ended_first) << "the point ended before the stall: lengthen it";
-    const json h = load(dir_ + "/stall-" + r.what + ".hist.json");
+    const json h = load_json(dir_ + "/stall-" + r.what + ".hist.json");
     ASSERT_EQ(h["points"].size(), 1u) << h.dump();
     r.record = h["points"].begin().value();
-    r.entry = load(out)["benchmarks"][0];
+    r.entry = load_json(out)["benchmarks"][0];
   }
   // ns: a quarter of the stall, as the closed loop's figure is one-way (half the round
   // trip that waited the stall out); the paced one is from due to the initiator's completion.
@@ -313,7 +311,7 @@ TEST_F(Measurement, PortCountersHoldAPointShorterThanTheirCache) {
   const std::string out = dir_ + "/short.json";
   Outcome o = run(argv({"--op", "write", "--mode", "bw", "-n", "8", "--warmup", "0", "-s", "64,128", "--out", out}), 300s);
   ASSERT_EQ(o.code, 0) << o.err;
-  json r = load(out);
+  json r = load_json(out);
   ASSERT_EQ(r["benchmarks"].size(), 2u) << o.err;
   for (const json& b : r["benchmarks"]) {
     ASSERT_TRUE(b.contains("counters")) << "no counters in " << b.dump();

@@ -34,25 +34,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kBin = RDMASWEEP_BIN;
-
-json load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/rdmasweep-format-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
 // Polls the results file until `ready` holds for it (or `p` ended, or 180 s passed).
 template <typename Pred>
 bool wait_for_results(Process& p, const std::string& out, Pred ready) {
   auto deadline = std::chrono::steady_clock::now() + 180s;
   while (std::chrono::steady_clock::now() < deadline && p.running()) {
-    json r = load(out);
+    json r = load_json(out);
     if (r.is_object() && ready(r)) return true;
     std::this_thread::sleep_for(50ms);
   }
@@ -126,13 +113,13 @@ TEST(ResultsFormat, ClientFileWithFailuresAndRepetitions) {
   std::string line = server.wait_for_stderr("listening on", 120s);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(line, m, std::regex(":([0-9]+),"))) << server.err();
-  const std::string out = temp_dir() + "/client.json";
+  const std::string out = make_temp_dir("rdmasweep-format") + "/client.json";
   Process c({kBin, "client", "127.0.0.1", "--port", m[1], "--no-progress", "--timeout", "5", "--op", "write", "-s", "64",
              "-q", "1:16:+1", "-D", "0.3", "--warmup", "10", "--repetitions", "2", "--clock", "system", "--out", out});
   ASSERT_TRUE(wait_for_results(c, out, has_aggregate)) << c.err();
   c.signal(SIGTERM);
   EXPECT_EQ(c.wait(60s), 130) << c.err();
-  json doc = load(out);
+  json doc = load_json(out);
   ASSERT_TRUE(doc.is_object());
   std::printf("client results: %s\n", out.c_str());
   check_context(doc["context"], "system", "client");
@@ -188,7 +175,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
     if (std::getenv("RDMASWEEP_REQUIRE_DEVICE")) FAIL() << "needs mpirun, an RDMA device and an MPI build";
     GTEST_SKIP() << "needs mpirun, an RDMA device and an MPI build (run inside tools/rxe-lab)";
   }
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("rdmasweep-format");
   const std::vector<std::string> small{"--op", "write", "-s", "4096", "-n", "50", "--warmup", "5", "--repetitions", "2",
                                        "--timeout", "2"};
 
@@ -197,7 +184,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   pairs.insert(pairs.begin(), {"--pattern", "pairs", "--clock", "system"});
   Outcome o = run(mesh_argv(mpirun, pairs, dir + "/pairs.json", {"-x", "0"}), 300s);
   EXPECT_NE(o.code, 0) << o.out << o.err;
-  json doc = load(dir + "/pairs.json");
+  json doc = load_json(dir + "/pairs.json");
   ASSERT_TRUE(doc.is_object()) << o.out << o.err;
   std::printf("mesh results with failures: %s/pairs.json\n", dir.c_str());
   check_context(doc["context"], "system", "mesh");
@@ -217,7 +204,7 @@ TEST(ResultsFormat, MeshFilesWithFailuresAndRepetitions) {
   incast.insert(incast.begin(), {"--pattern", "incast", "-q", "1,2"});
   o = run(mesh_argv(mpirun, incast, dir + "/incast.json"), 300s);
   ASSERT_EQ(o.code, 0) << o.out << o.err;
-  doc = load(dir + "/incast.json");
+  doc = load_json(dir + "/incast.json");
   ASSERT_TRUE(doc.is_object()) << o.out << o.err;
   std::printf("mesh results with totals: %s/incast.json\n", dir.c_str());
   check_context(doc["context"], "auto", "mesh");

@@ -19,7 +19,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-const std::string kBin = RDMASWEEP_BIN;
 constexpr int kClientTimeout = 3;  // the silent client's --timeout, seconds
 
 class Silence : public ::testing::Test {

@@ -17,6 +17,11 @@
 
 namespace rdmasweep::test {
 
+#ifdef RDMASWEEP_BIN
+// The rdmasweep binary under test: each test target defines RDMASWEEP_BIN.
+inline const std::string kBin = RDMASWEEP_BIN;
+#endif
+
 class Process {
  public:
   explicit Process(const std::vector<std::string>& argv);

@@ -34,7 +34,7 @@ TestConfig lat_config(Op op, uint32_t qps, uint32_t tx_depth = 128, uint32_t eve
 
 // One point's loop as run_lat_initiator sets it up, with the fake in place of the
 // device and its peer: the fake's CQ is as deep as the point's own (cq_depth_for).
-struct Fixture {
+struct LatFixture {
   TestConfig cfg;
   detail::LatPlan p;
   std::vector<SendQueue> sq;
@@ -43,7 +43,7 @@ struct Fixture {
   RunControl ctl;
   FakeDevice::Options dev;
 
-  Fixture(const TestConfig& c, uint64_t warmup, uint64_t iters, double duration = 0)
+  LatFixture(const TestConfig& c, uint64_t warmup, uint64_t iters, double duration = 0)
       : cfg(c),
         p(detail::lat_plan(c, warmup, iters, duration)),
         sq(c.work.qps),
@@ -85,7 +85,7 @@ struct Fixture {
 };
 
 // Exact round trips per QP and the samples behind them.
-void expect_round_trips(Fixture& f, const FakeDevice& fake, const LatStats& st, uint64_t warmup, uint64_t iters) {
+void expect_round_trips(LatFixture& f, const FakeDevice& fake, const LatStats& st, uint64_t warmup, uint64_t iters) {
   const uint32_t nqp = f.p.nqp;
   ASSERT_EQ(st.per_qp.size(), nqp);
   for (uint32_t q = 0; q < nqp; ++q) {
@@ -102,7 +102,7 @@ void expect_round_trips(Fixture& f, const FakeDevice& fake, const LatStats& st, 
 TEST(LatLoop, SendExactRoundTripsUnderSelectiveSignaling) {
   for (uint32_t every : {1u, 7u, 32u}) {
     SCOPED_TRACE("signal_every " + std::to_string(every));
-    Fixture f(lat_config(Op::Send, 3, 128, every), 10, 1001);
+    LatFixture f(lat_config(Op::Send, 3, 128, every), 10, 1001);
     FakeDevice fake(f.dev);
     LatStats st = f.run(fake);
     expect_round_trips(f, fake, st, 10, 1001);
@@ -111,7 +111,7 @@ TEST(LatLoop, SendExactRoundTripsUnderSelectiveSignaling) {
 }
 
 TEST(LatLoop, WritePongSeenInMemory) {
-  Fixture f(lat_config(Op::Write, 2, 64, 7), 5, 999);
+  LatFixture f(lat_config(Op::Write, 2, 64, 7), 5, 999);
   ASSERT_TRUE(f.p.in_memory);
   FakeDevice fake(f.dev);
   LatStats st = f.run(fake);
@@ -120,7 +120,7 @@ TEST(LatLoop, WritePongSeenInMemory) {
 }
 
 TEST(LatLoop, WriteWithImmediatePongIsAReceive) {
-  Fixture f(lat_config(Op::Write, 2, 64, 7, /*events=*/true), 5, 999);
+  LatFixture f(lat_config(Op::Write, 2, 64, 7, /*events=*/true), 5, 999);
   ASSERT_FALSE(f.p.in_memory);
   FakeDevice fake(f.dev);
   LatStats st = f.run(fake);
@@ -129,7 +129,7 @@ TEST(LatLoop, WriteWithImmediatePongIsAReceive) {
 }
 
 TEST(LatLoop, ReadSignalsEveryPing) {
-  Fixture f(lat_config(Op::Read, 2, 128, 32), 3, 500);
+  LatFixture f(lat_config(Op::Read, 2, 128, 32), 3, 500);
   EXPECT_EQ(f.p.every, 1u);  // its own completion is the pong
   FakeDevice fake(f.dev);
   LatStats st = f.run(fake);
@@ -142,7 +142,7 @@ TEST(LatLoop, FullSendQueueWaitsForTheSignaledCompletion) {
   // (poll_batch 1). Started just below 2^32 WRs so the wr_id's 32-bit sequence wraps.
   TestConfig c = lat_config(Op::Send, 2, 4, 4);
   c.knobs.poll_batch = 1;
-  Fixture f(c, 0, 10000);
+  LatFixture f(c, 0, 10000);
   for (SendQueue& s : f.sq) s.posted = s.completed = (uint64_t{1} << 32) - 100;
   f.dev.pong_first = true;
   FakeDevice fake(f.dev);
@@ -151,7 +151,7 @@ TEST(LatLoop, FullSendQueueWaitsForTheSignaledCompletion) {
 }
 
 TEST(LatLoop, CompletionsOfManyQpsAreRoutedByWrId) {
-  Fixture f(lat_config(Op::Send, 9, 16, 3), 2, 2000);
+  LatFixture f(lat_config(Op::Send, 9, 16, 3), 2, 2000);
   f.dev.scramble = true;
   FakeDevice fake(f.dev);
   LatStats st = f.run(fake);
@@ -164,7 +164,7 @@ TEST(LatLoop, CompletionsOfManyQpsAreRoutedByWrId) {
 TEST(LatLoop, APollsCompletionsShareOneEndTimeTakenBeforeAnyRepost) {
   using std::chrono::milliseconds;
   for (Op op : {Op::Send, Op::Write, Op::Read}) {
-    Fixture f(lat_config(op, 2), 0, 12);
+    LatFixture f(lat_config(op, 2), 0, 12);
     f.dev.post_cost = {milliseconds(2), milliseconds(0)};
     FakeDevice fake(f.dev);
     LatStats s = f.run(fake);
@@ -178,7 +178,7 @@ TEST(LatLoop, APollsCompletionsShareOneEndTimeTakenBeforeAnyRepost) {
 }
 
 TEST(LatLoop, DurationPointLastsItsDuration) {
-  Fixture f(lat_config(Op::Send, 2), 10, 0, 0.2);
+  LatFixture f(lat_config(Op::Send, 2), 10, 0, 0.2);
   f.dev.delay = std::chrono::microseconds(50);
   FakeDevice fake(f.dev);
   LatStats st = f.run(fake);
@@ -194,7 +194,7 @@ TEST(LatLoop, DurationPointLastsItsDuration) {
 // A duration-mode ping-pong ends once wound up (client --beside's background), each QP
 // at its next round trip.
 TEST(LatLoop, AWoundUpDurationPointEndsAtEachQpsNextRoundTrip) {
-  Fixture f(lat_config(Op::Send, 2), 10, 0, 30.0);
+  LatFixture f(lat_config(Op::Send, 2), 10, 0, 30.0);
   std::atomic<bool> wind_up{false};
   f.ctl.wind_up = &wind_up;
   FakeDevice fake(f.dev);
@@ -214,7 +214,7 @@ TEST(LatLoop, AWoundUpDurationPointEndsAtEachQpsNextRoundTrip) {
 TEST(LatLoop, TheWindowOpensOnceAfterTheWarmUp) {
   for (uint32_t nqp : {1u, 3u}) {
     SCOPED_TRACE(nqp);
-    Fixture f(lat_config(Op::Send, nqp), 10, 20);
+    LatFixture f(lat_config(Op::Send, nqp), 10, 20);
     FakeDevice fake(f.dev);
     std::vector<uint64_t> posted_then;
     f.ctl.on_window = [&] {
@@ -230,7 +230,7 @@ TEST(LatLoop, TheWindowOpensOnceAfterTheWarmUp) {
 }
 
 TEST(LatLoop, TimelineCountsMeasuredRoundTripsOnly) {
-  Fixture f(lat_config(Op::Send, 2), 10, 0, 0.25);
+  LatFixture f(lat_config(Op::Send, 2), 10, 0, 0.25);
   f.p.interval = 0.05;
   f.dev.delay = std::chrono::microseconds(50);
   FakeDevice fake(f.dev);
@@ -250,7 +250,7 @@ TEST(LatLoop, TimelineCountsMeasuredRoundTripsOnly) {
 }
 
 TEST(LatLoop, IdleTimeoutFiresWhenThePeerStopsAnswering) {
-  Fixture f(lat_config(Op::Write, 2), 0, 100000);
+  LatFixture f(lat_config(Op::Write, 2), 0, 100000);
   f.ctl.idle_timeout = std::chrono::milliseconds(200);
   FakeDevice fake(f.dev);
   fake.stall_after(3000);
@@ -269,7 +269,7 @@ TEST(LatLoop, IdleTimeoutFiresWhenThePeerStopsAnswering) {
 
 // The responder, with the fake as the client: every pong brings the next ping
 // (SendBack), until `pongs` were sent in all; then *finished, as the client's DONE.
-LoopStats respond_until(Fixture& f, FakeDevice& fake, uint64_t pongs) {
+LoopStats respond_until(LatFixture& f, FakeDevice& fake, uint64_t pongs) {
   bool finished = false;
   fake.on_poll = [&] { finished = fake.posts >= pongs; };
   for (uint32_t q = 0; q < f.p.nqp; ++q) fake.ping(q);
@@ -279,7 +279,7 @@ LoopStats respond_until(Fixture& f, FakeDevice& fake, uint64_t pongs) {
 TEST(LatResponder, SendAnswersEveryPingUnderSelectiveSignaling) {
   for (uint32_t every : {1u, 7u, 32u}) {
     SCOPED_TRACE("signal_every " + std::to_string(every));
-    Fixture f(lat_config(Op::Send, 3, 128, every), 0, 0);
+    LatFixture f(lat_config(Op::Send, 3, 128, every), 0, 0);
     FakeDevice fake(f.dev);
     LoopStats st = respond_until(f, fake, 3000);
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -301,7 +301,7 @@ TEST(LatResponder, FullSendQueueHoldsThePongUntilACompletion) {
   // sequence wraps on the way.
   TestConfig c = lat_config(Op::Send, 2, 4, 4);
   c.knobs.poll_batch = 1;
-  Fixture f(c, 0, 0);
+  LatFixture f(c, 0, 0);
   for (SendQueue& s : f.sq) s.posted = s.completed = (uint64_t{1} << 32) - 100;
   f.dev.pong_first = true;
   FakeDevice fake(f.dev);
@@ -314,7 +314,7 @@ TEST(LatResponder, FullSendQueueHoldsThePongUntilACompletion) {
 // A WRITE latency responder with the test as its client: while `pinging()`, each QP's
 // next ping tag goes into the responder's memory once its last ping was answered
 // (`pings`: how many each QP got); `done()` plays the client's DONE.
-LoopStats respond_to_writes(Fixture& f, FakeDevice& fake, std::vector<uint64_t>& pings,
+LoopStats respond_to_writes(LatFixture& f, FakeDevice& fake, std::vector<uint64_t>& pings,
                             const std::function<bool()>& pinging, const std::function<bool()>& done) {
   pings.assign(f.p.nqp, 0);
   bool finished = false;
@@ -327,7 +327,7 @@ LoopStats respond_to_writes(Fixture& f, FakeDevice& fake, std::vector<uint64_t>&
 }
 
 TEST(LatResponder, WritePingSeenInMemory) {
-  Fixture f(lat_config(Op::Write, 3, 64, 7), 0, 0);
+  LatFixture f(lat_config(Op::Write, 3, 64, 7), 0, 0);
   f.dev.peer = FakeDevice::Peer::None;
   FakeDevice fake(f.dev);
   std::vector<uint64_t> pings;
@@ -344,7 +344,7 @@ TEST(LatResponder, WritePingSeenInMemory) {
 // the client stops pinging, the responder busy-polls 0.2 s of its own CPU time, then
 // DONE. Judged in this thread's CPU time, so a busy machine cannot move the verdict.
 TEST(LatResponder, CpuWindowEndsAtTheLastPongNotAtDone) {
-  Fixture f(lat_config(Op::Write, 2, 64, 1), 0, 0);
+  LatFixture f(lat_config(Op::Write, 2, 64, 1), 0, 0);
   f.dev.peer = FakeDevice::Peer::None;
   FakeDevice fake(f.dev);
   std::vector<uint64_t> pings;
@@ -363,7 +363,7 @@ TEST(LatResponder, CpuWindowEndsAtTheLastPongNotAtDone) {
 }
 
 TEST(LatResponder, IdleTimeoutFiresWhenTheClientStopsPinging) {
-  Fixture f(lat_config(Op::Send, 2), 0, 0);
+  LatFixture f(lat_config(Op::Send, 2), 0, 0);
   f.ctl.idle_timeout = std::chrono::milliseconds(200);
   FakeDevice fake(f.dev);
   fake.stall_after(1000);

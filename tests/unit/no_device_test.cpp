@@ -10,7 +10,6 @@ namespace rdmasweep::test {
 
 using namespace std::chrono_literals;
 
-static const std::string kBin = RDMASWEEP_BIN;
 
 class NoDevice : public ::testing::Test {
  protected:

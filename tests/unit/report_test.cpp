@@ -17,22 +17,13 @@
 #include "core/results/aggregates.hpp"
 #include "core/results/model.hpp"
 #include "core/results/report.hpp"
+#include "tests/support/process.hpp"
 
 namespace rdmasweep {
 
 using nlohmann::json;
 
 namespace {
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/rdmasweep-report-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-json load(const std::string& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
 
 std::string printf_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string printf_string(const char* fmt, ...) {
@@ -83,7 +74,7 @@ json failed(const std::string& name, const std::string& why) {
 // The client's table, as it has always been printed (the printf formats below).
 TEST(ConsoleReporter, ClientTableRowsAggregatesAndErrors) {
   std::ostringstream out;
-  ResultsDocument doc(temp_dir() + "/r.json", json::object());
+  ResultsDocument doc(test::make_temp_dir("rdmasweep-report") + "/r.json", json::object());
   ConsoleLayout layout = client_console_layout();
   layout.name_width = 12;
   ConsoleReporter console(layout, out);
@@ -112,7 +103,7 @@ TEST(ConsoleReporter, ClientTableRowsAggregatesAndErrors) {
 // The mesh's table: its src->dst column comes from the entry's ranks ("total" without).
 TEST(ConsoleReporter, MeshTableHasAFlowColumn) {
   std::ostringstream out;
-  ResultsDocument doc(temp_dir() + "/m.json", json::object());
+  ResultsDocument doc(test::make_temp_dir("rdmasweep-report") + "/m.json", json::object());
   ConsoleLayout layout = mesh_console_layout();
   layout.name_width = 10;
   ConsoleReporter console(layout, out);
@@ -146,7 +137,7 @@ TEST(ConsoleReporter, MeshTableHasAFlowColumn) {
 // A UD row that lost datagrams says so in the row; a lossless one and an aggregate do not.
 TEST(ConsoleReporter, UdRowFlagsLoss) {
   std::ostringstream out;
-  ResultsDocument doc(temp_dir() + "/u.json", json::object());
+  ResultsDocument doc(test::make_temp_dir("rdmasweep-report") + "/u.json", json::object());
   ConsoleLayout layout = client_console_layout();
   layout.name_width = 8;
   ConsoleReporter console(layout, out);
@@ -180,15 +171,15 @@ TEST(ConsoleReporter, UdRowFlagsLoss) {
 // Both files after every write, marked incomplete until the end; NaN written as null;
 // a record's later repetitions merged into it.
 TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
-  const std::string dir = temp_dir(), path = dir + "/sweep.json";
+  const std::string dir = test::make_temp_dir("rdmasweep-report"), path = dir + "/sweep.json";
   std::ostringstream out, err;
   SweepReport report(path, {{"tool", "rdmasweep"}}, client_console_layout(), "rdmasweep", out, err);
   report.set_write_spacing(0);
   report.write(false);
-  json doc = load(path);
+  json doc = test::load_json(path);
   EXPECT_EQ(doc["context"]["incomplete"], true);
   EXPECT_EQ(doc["benchmarks"], json::array());
-  EXPECT_EQ(load(dir + "/sweep.hist.json")["results_file"], path);
+  EXPECT_EQ(test::load_json(dir + "/sweep.hist.json")["results_file"], path);
 
   Histogram h1, h2;
   h1.record(1000);
@@ -198,13 +189,13 @@ TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
   report.add(measured("write/lat", 0, 1e9, NAN), rec1);
   report.add(measured("write/lat", 1, INFINITY, 1.0), rec2);
   report.write(false);
-  doc = load(path);
+  doc = test::load_json(path);
   ASSERT_EQ(doc["benchmarks"].size(), 2u);
   EXPECT_TRUE(doc["benchmarks"][0]["lat_p50_us"].is_null());
   EXPECT_TRUE(doc["benchmarks"][1]["bytes_per_second"].is_null());
   EXPECT_EQ(doc["benchmarks"][0]["config"], json(point(1)));
   EXPECT_EQ(doc["context"]["incomplete"], true);
-  const json hist = load(dir + "/sweep.hist.json")["points"]["write/lat"];
+  const json hist = test::load_json(dir + "/sweep.hist.json")["points"]["write/lat"];
   EXPECT_EQ(hist["per_qp_messages"], json({{10}, {20}}));
   EXPECT_EQ(hist["histogram"]["count"], 2);
   EXPECT_EQ(hist["histogram"]["min"], 1000);
@@ -212,7 +203,7 @@ TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
 
   report.add(failed("write/bw", "not run: interrupted"));
   report.write(true, "interrupted");
-  doc = load(path);
+  doc = test::load_json(path);
   EXPECT_EQ(doc["context"]["incomplete"], true);
   EXPECT_EQ(doc["context"]["incomplete_reason"], "interrupted");
   EXPECT_EQ(doc["context"]["time_summary"].get<std::string>().rfind("wall ", 0), 0u);
@@ -227,31 +218,31 @@ TEST(FileReporter, WritesResultsAndHistogramsIncompleteUntilFinished) {
 // Writes are spaced by a multiple of their own time: new entries wait for the next
 // due write (the table shows them at once), and the end writes everything.
 TEST(FileReporter, WritesAreSpacedAndTheEndWritesEverything) {
-  const std::string path = temp_dir() + "/spaced.json";
+  const std::string path = test::make_temp_dir("rdmasweep-report") + "/spaced.json";
   std::ostringstream out, err;
   SweepReport report(path, json::object(), client_console_layout(), "rdmasweep", out, err);
   report.set_write_spacing(1000000);  // no write is due before the end
   report.write(false);
   report.add(measured("write/bw", 0, 1e9, NAN));
   report.write(false);
-  EXPECT_EQ(load(path)["benchmarks"].size(), 0u) << "written before it was due";
+  EXPECT_EQ(test::load_json(path)["benchmarks"].size(), 0u) << "written before it was due";
   EXPECT_NE(out.str().find("write/bw"), std::string::npos) << "the table waits for nothing:\n" << out.str();
   report.add(measured("write/lat", 0, 1e9, NAN));
   report.write(true, "interrupted");
-  const json doc = load(path);
+  const json doc = test::load_json(path);
   EXPECT_EQ(doc["benchmarks"].size(), 2u);
   EXPECT_EQ(doc["context"]["incomplete_reason"], "interrupted");
   EXPECT_EQ(FileReporter::kWriteSpacing, 20) << "docs/usage.md and docs/performance.md say 1/20 of the wall time";
 }
 
 TEST(FileReporter, CompleteWhenFinishedWithoutAReason) {
-  const std::string path = temp_dir() + "/done.json";
+  const std::string path = test::make_temp_dir("rdmasweep-report") + "/done.json";
   std::ostringstream out, err;
   SweepReport report(path, json::object(), client_console_layout(), "rdmasweep", out, err);
   report.add(measured("write/bw", 0, 1e9, NAN));
   report.set_time_summary("wall 1.0 s: setup");
   report.write(true);
-  json doc = load(path);
+  json doc = test::load_json(path);
   EXPECT_EQ(doc["context"]["incomplete"], false);
   EXPECT_FALSE(doc["context"].contains("incomplete_reason"));
   EXPECT_EQ(doc["context"]["time_summary"], "wall 1.0 s: setup");
@@ -260,7 +251,7 @@ TEST(FileReporter, CompleteWhenFinishedWithoutAReason) {
 // An unwritable results file: said once, kept in memory, tried again at every write,
 // printed to stdout at the end.
 TEST(FileReporter, WriteFailureIsReportedOnceAndKeptInMemory) {
-  const std::string path = temp_dir() + "/missing/r.json";
+  const std::string path = test::make_temp_dir("rdmasweep-report") + "/missing/r.json";
   std::ostringstream out, err;
   SweepReport report(path, json::object(), mesh_console_layout(), "rdmasweep mesh", out, err);
   report.write(false);

@@ -8,13 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include "tests/support/process.hpp"
 
 namespace rdmasweep {
-
-static std::string temp_dir() {
-  char tmpl[] = "/tmp/rdmasweep-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
 
 TEST(Results, FiguresOfALatencyPoint) {
   PointResult r;
@@ -162,7 +158,7 @@ TEST(Results, UdBandwidthHeadlineIsWhatArrived) {
 }
 
 TEST(Results, AtomicWriteReplacesTheFileByRename) {
-  std::string dir = temp_dir();
+  std::string dir = test::make_temp_dir("rdmasweep-test");
   std::string path = dir + "/r.json";
   write_json_atomic(path, {{"n", 1}});
   struct stat before {};
@@ -183,7 +179,7 @@ TEST(Results, AtomicWriteReplacesTheFileByRename) {
 
 TEST(Results, UnwritableDirectoryIsReportedUpFront) {
   EXPECT_THROW(check_writable("/nonexistent-dir-xyz/r.json"), std::runtime_error);
-  std::string dir = temp_dir();
+  std::string dir = test::make_temp_dir("rdmasweep-test");
   EXPECT_NO_THROW(check_writable(dir + "/r.json"));
 }
 
