@@ -159,6 +159,7 @@ class RxeLabPinTest(unittest.TestCase):
         r = subprocess.run([os.path.join(ROOT, "tools", "rxe-lab"), "--help"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0)
         self.assertIn("--pin", r.stdout)
+        self.assertIn("--append ARGS", r.stdout)
 
 
 if __name__ == "__main__":
