@@ -17,22 +17,7 @@ op=${1:?read or write} cc=${2:?the clients\' CPU, 0 or 1}
 sc=$((1 - cc)) p=20600 inl=()
 [[ $op == write ]] && inl=(-I 0)
 echo "64 B $op latency, clients on CPU $cc, servers on CPU $sc"
-# A run that has not ended after 60 s is killed (perftest's READ latency client hangs
-# now and then on siw) and prints no figures, which the summary leaves out.
-perftest() {
-  p=$((p+1)); taskset -c $sc timeout 65 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" >/dev/null 2>&1 & sleep 1
-  local out
-  out=$(taskset -c $cc timeout 60 ib_${op}_lat -d siw0 -R -F -p $p -n 3000 -s 64 "${inl[@]}" $A 2>/dev/null | pt_summary)
-  wait
-  echo "${out:-no result (killed after 60 s, or failed)}"
-}
-rdmasweep() {
-  p=$((p+1)); taskset -c $sc timeout 65 $B server --bind 127.0.0.1 --port $p --once -d siw0 >/dev/null 2>&1 & sleep 1
-  taskset -c $cc timeout 60 $B client 127.0.0.1 --port $p -d siw0 --no-progress --op $op --mode lat -q 1 -n 3000 -s 64 \
-    --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
-  wait
-  summary
-}
+source "$(dirname "$0")/siw-lat-runs.sh"
 rounds=${3:-10}
 variants=("${@:4}")
 ((${#variants[@]})) || variants=(perftest rdmasweep perftest-spin rdmasweep-spin)
