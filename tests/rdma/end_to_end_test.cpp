@@ -26,9 +26,6 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-
-
-
 // Lines a failed command printed, for the assertion message.
 
 // One server for the whole suite, on a port the kernel picks.

@@ -27,9 +27,6 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-
-
-
 class Faults : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -23,7 +23,6 @@ namespace rdmasweep::test {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-
 static size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 class HostSetup : public ::testing::Test {

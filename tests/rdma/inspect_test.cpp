@@ -23,7 +23,6 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-
 TEST(Devices, JsonAndTableMatchTheDevice) {
   REQUIRE_DEVICE();
   Outcome o = run({kBin, "devices", "--json"}, 60s);

@@ -24,8 +24,6 @@ namespace rdmasweep::test {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-
-
 // One server for the suite, as in end_to_end_test.cpp.
 class Measurement : public ServerSuite {
  protected:

@@ -10,7 +10,6 @@ namespace rdmasweep::test {
 
 using namespace std::chrono_literals;
 
-
 class NoDevice : public ::testing::Test {
  protected:
   void SetUp() override {

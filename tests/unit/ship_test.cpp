@@ -13,7 +13,6 @@ namespace rdmasweep::test {
 
 using namespace std::chrono_literals;
 
-
 // The long options in a --help text ("  -d [ --device ] arg", "  --json").
 static std::set<std::string> long_options(const std::string& help) {
   std::set<std::string> out;
