@@ -29,24 +29,13 @@ per_rt() {
     k = NF / 2; for (i = 1; i <= k; i++) printf "%s %.2f ", l[i], ($(i + k) - $i) / n }'
 }
 client_switches() { awk '/^switches/{printf "client.vol %.2f client.inv %.2f", $2/'$n', $3/'$n'}' /tmp/sw; }
-perftest() {
-  p=$((p+1)); taskset -c $sc timeout 65 ib_${op}_lat -d siw0 -R -F -p $p -n $n -s 64 "${inl[@]}" >/dev/null 2>&1 & sleep 1
-  local out
-  out=$(taskset -c $cc timeout 60 /usr/bin/time -f "switches %w %c" -o /tmp/sw ib_${op}_lat -d siw0 -R -F -p $p -n $n -s 64 "${inl[@]}" $A 2>/dev/null | pt_summary)
-  wait
-  echo "${out:-no result} $(client_switches)"
-}
-rdmasweep() {
-  p=$((p+1)); taskset -c $sc timeout 65 $B server --bind 127.0.0.1 --port $p --once -d siw0 >/dev/null 2>&1 & sleep 1
-  taskset -c $cc timeout 60 /usr/bin/time -f "switches %w %c" -o /tmp/sw $B client 127.0.0.1 --port $p -d siw0 --no-progress --op $op --mode lat -q 1 -n $n -s 64 \
-    --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
-  wait
-  echo "$(summary) $(client_switches)"
-}
+# The runs of siw-lat-held.sh, the client under GNU time for its context switches.
+wrap=(/usr/bin/time -f "switches %w %c" -o /tmp/sw)
+source "$(dirname "$0")/siw-lat-runs.sh"
 for round in $(seq 1 "$rounds"); do
   for tool in perftest rdmasweep; do
     before=$(counts)
-    out=$($tool)
+    out="$($tool) $(client_switches)"
     after=$(counts)
     echo "round $round RC $tool $out"
     echo "  $(per_rt "$before" "$after")"
