@@ -171,7 +171,30 @@ void Channel::Link::send(const std::string& frame) {
 
 void Channel::send(MsgType type, const nlohmann::json& body) {
   if (!link_) throw ChannelError("control channel: not connected");
-  link_->send(encode_frame(type, body));
+  try {
+    link_->send(encode_frame(type, body));
+  } catch (const ChannelError&) {
+    // A peer that stops sends its reason and closes with our TICKs unread, so its
+    // kernel resets the connection and this send fails; the reason is still readable.
+    if (auto why = last_words()) throw ChannelError("peer " + peer_ + " reported: " + *why);
+    throw;
+  }
+}
+
+std::optional<std::string> Channel::last_words() {
+  try {
+    while (fill(0)) {
+    }
+  } catch (const ChannelError&) {
+    // the reset itself, after whatever came before it
+  }
+  try {
+    while (auto m = take())
+      if (m->type == MsgType::Error) return error_from_json(m->body);
+  } catch (const std::exception&) {
+    // a garbled frame: no reason to give
+  }
+  return std::nullopt;
 }
 
 void Channel::start_heartbeat() {

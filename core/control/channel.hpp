@@ -78,6 +78,8 @@ class Channel {
 
  private:
   bool fill(int timeout_ms);  // reads what is available; false on timeout
+  // The reason in an ERROR the peer sent before the connection broke, if one is here.
+  std::optional<std::string> last_words();
   std::optional<Message> take();  // a whole message other than TICK, if one is here
   // Throws Silent when nothing came for the bound, reading first: bytes that waited in
   // the socket while this side was busy elsewhere are not the peer's silence.

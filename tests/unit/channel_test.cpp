@@ -1,12 +1,14 @@
 // The control channel's heartbeat and silence bound on a socket pair: TICKs keep a
 // quiet but live peer from being given up and never reach the caller; a peer that
-// sends nothing at all is given up after the bound, whatever the wait asked for.
+// sends nothing at all is given up after the bound, whatever the wait asked for; a
+// peer that closed after telling why is heard even when the connection was reset.
 #include "core/control/channel.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 namespace rdmasweep::control {
@@ -65,6 +67,26 @@ TEST(Channel, ASideThatWasAwayReadsBeforeItJudgesThePeerSilent) {
   EXPECT_EQ(m.type, MsgType::Done);
   std::this_thread::sleep_for(6 * kTickEvery);
   EXPECT_FALSE(b.try_recv()) << "only TICKs came: nothing for the caller, and no silence";
+}
+
+// A peer that stops tells why and closes with this side's bytes unread, so its kernel
+// resets the connection: the send that meets the reset gives the peer's reason, not
+// "Connection reset by peer".
+TEST(Channel, ASendThatMeetsTheResetGivesThePeersReason) {
+  Listener l("127.0.0.1", 0);
+  std::optional<Channel> a = Channel::connect("127.0.0.1", l.port(), 5s);
+  std::optional<Channel> b = l.accept(5s);
+  ASSERT_TRUE(b);
+  b->send(MsgType::Tick);  // never read by a
+  a->send(MsgType::Error, {{"message", "interrupted"}});
+  a.reset();  // closes with a TICK unread: a reset, not a FIN
+  const auto t0 = Clock::now();
+  try {
+    while (seconds_since(t0) < 30) b->send(MsgType::Done);
+    FAIL() << "every send went through for 30 s after the peer closed";
+  } catch (const ChannelError& e) {
+    EXPECT_EQ(std::string(e.what()), "peer " + b->peer() + " reported: interrupted");
+  }
 }
 
 TEST(Channel, NoBoundMeansOnlyTheWaitsOwnTimeout) {
