@@ -33,6 +33,7 @@ class DryRun(unittest.TestCase):
         p = run_tool("ceiling", "--dry-run")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.points = re.findall(r"# (.+)\n  perftest:  (.+)\n  rdmasweep: (.+)\n  bare:      (.+)", p.stdout)
+        self.cpus = dict(re.findall(r"# (.+)\n(?:  .+\n){3}  cpus:      (.+)", p.stdout))
 
     def test_both_tools_get_the_same_parameters(self):
         self.assertGreaterEqual(len(self.points), 12)
@@ -45,6 +46,18 @@ class DryRun(unittest.TestCase):
             if "-I" in pf:
                 self.assertEqual(pf["-I"], rf["--inline-size"], name)
             self.assertEqual("--use_old_post_send" in pf, "wr-api" not in name, name)
+
+    def test_at_one_thread_every_loop_runs_on_one_cpu_and_the_servers_on_another(self):
+        # A VM's two cores ran 1.6x apart in speed for minutes: a tool whose loop ran on
+        # the other core than the bare loop's failed the gate.
+        self.assertEqual(len(self.cpus), len(self.points))
+        for name, text in self.cpus.items():
+            got = dict(part.rsplit(" ", 1) for part in text.split(", "))
+            if " T1" in name:
+                self.assertEqual(got["clients"], got["bare loop"], name)
+                self.assertNotIn(",", got["clients"], name)
+                if len(os.sched_getaffinity(0)) > 1:
+                    self.assertNotEqual(got["servers"], got["clients"], name)
 
     def test_every_factor_of_the_table_is_varied(self):
         names = [n for n, *_ in self.points]
@@ -62,6 +75,9 @@ class RealRound(test_null_device.NullSetup):
             with open(os.path.join(d, "c.json")) as f:
                 doc = json.load(f)
         self.assertEqual(doc["ceiling"]["rounds"], 1)
+        cpus = doc["ceiling"]["one_thread_cpus"]
+        self.assertEqual(cpus["clients"], cpus["bare"])
+        self.assertEqual(len(cpus["clients"]), 1)
         self.assertEqual([x["point"] for x in doc["points"]], ["write q1 s64 l1 Q32 I0 T1",
                                                                 "write q1 s64 l1 Q32 I0 T1 wr-api"])
         for x in doc["points"]:  # the table's medians, and each runner's one round

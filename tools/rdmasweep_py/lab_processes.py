@@ -11,13 +11,15 @@ import time
 
 class Server:
     """`rdmasweep server` on a free port of 127.0.0.1, its stderr drained to `log`;
-    `env` adds to the environment (e.g. the verbs stand-in's LD_PRELOAD)."""
+    `env` adds to the environment (e.g. the verbs stand-in's LD_PRELOAD); `cpus`, when
+    given, are the only CPUs it may run on."""
 
-    def __init__(self, binary, extra, log, prog, env=None):
+    def __init__(self, binary, extra, log, prog, env=None, cpus=None):
         self.log, self.prog = log, prog
         self.f = open(log, "w")
         self.p = subprocess.Popen([binary, "server", "--port", "0", "--bind", "127.0.0.1", *extra],
-                                  stdout=subprocess.DEVNULL, stderr=self.f, env={**os.environ, **(env or {})})
+                                  stdout=subprocess.DEVNULL, stderr=self.f, env={**os.environ, **(env or {})},
+                                  preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
         self.port = None
         # The server says its port on stderr once it listens: wait for that line.
         deadline = time.time() + 60
