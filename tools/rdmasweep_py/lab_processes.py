@@ -9,6 +9,11 @@ import sys
 import time
 
 
+def on_cpus(cpus):
+    """A Popen preexec_fn that keeps the child on `cpus` (None when none are given)."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
 class Server:
     """`rdmasweep server` on a free port of 127.0.0.1, its stderr drained to `log`;
     `env` adds to the environment (e.g. the verbs stand-in's LD_PRELOAD); `cpus`, when
@@ -19,7 +24,7 @@ class Server:
         self.f = open(log, "w")
         self.p = subprocess.Popen([binary, "server", "--port", "0", "--bind", "127.0.0.1", *extra],
                                   stdout=subprocess.DEVNULL, stderr=self.f, env={**os.environ, **(env or {})},
-                                  preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+                                  preexec_fn=on_cpus(cpus))
         self.port = None
         # The server says its port on stderr once it listens: wait for that line.
         deadline = time.time() + 60
