@@ -28,6 +28,7 @@ LoopStats run_bw_initiator(LoopResources& r, uint64_t per_qp, double duration, c
   BwPlan p = bw_plan(r.cfg, per_qp, duration);
   p.interval = interval;
   p.nqp = static_cast<uint32_t>(r.qps.size());
+  p.await_peer = r.role == Role::Target;
   SendWrs wrs = make_send_wrs(r, p.post_list, opcode_of(r.cfg.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);  // one for the loop and its Poller (the waits of --events)
   Poller poller(r, watch);

@@ -20,6 +20,7 @@ struct BwPlan {
   uint64_t per_qp = 1000;    // operations per QP (ignored when duration > 0)
   double duration = 0;
   double interval = 0;       // timeline samples (--interval); 0: none
+  bool await_peer = false;   // --bidir SEND's following end: its first post waits for the peer's first message
   const char* posted = "RDMA_WRITE";  // for error messages
 };
 
@@ -213,7 +214,9 @@ inline bool clock_turn(std::vector<SendQueue>& sq, BwProgress& g, TimelineRecord
 // kInterruptDrain, then throws RunAborted("interrupted").
 // `in` (--bidir SEND): receive completions among the sends' are reposted and counted
 // there, and the loop goes on until `in->expect` arrived on every QP; the window (and
-// `seconds`, and the timeline) still ends with this side's last send.
+// `seconds`, and the timeline) still ends with this side's last send. With
+// `p.await_peer`, a point's first loop opens its window at its first post, once the
+// peer's first message is in (await_first_arrival).
 // `cr` (SEND on iWARP): sends wait for the receiver's credit; the loop ends once its
 // credit READs are back too (the window still ends with the last send), so none is in
 // flight when the peer closes the window its count is read through.
@@ -236,6 +239,7 @@ LoopStats bw_initiator_loop(Ops& ops, SendWrs& wrs, std::vector<SendQueue>& sq, 
   g.mark_all();
   std::vector<ibv_wc> wc(p.batch);
   uint64_t loops = 0;
+  if (in != nullptr && p.await_peer) await_first_arrival(ops, wc.data(), static_cast<int>(p.batch), *in, watch);
 
   LoopStats st;
   TimelineRecorder timeline(st.timeline, p.interval, p.duration);

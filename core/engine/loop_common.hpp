@@ -249,4 +249,24 @@ struct VerbsOps {
 
 ibv_wr_opcode opcode_of(Op op);
 
+// --bidir SEND: the following end (the server) posts nothing of a point until the
+// leading end's first message is in, as perftest's server does. The leading end's loop
+// starts a control message after the follower's; a follower that sent meanwhile would
+// use up the receives the leading end keeps posted before it reposts any, and its
+// SENDs would meet receiver-not-ready: the RNR timer, then the window sent again.
+// Only the peer's messages can complete here: this end has posted nothing yet.
+template <class Ops>
+void await_first_arrival(Ops& ops, ibv_wc* wc, int batch, Arrivals& in, IdleWatch& watch) {
+  while (in.none()) {
+    const int got = ops.poll(batch, wc);
+    if (got < 0) fail_poll(got);
+    for (int i = 0; i < got; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "SEND or RECV");
+      if (!(wc[i].opcode & IBV_WC_RECV)) throw verbs::Error("a send completion before this end posted a send: please report it");
+      in.take(ops.recv(wc[i]));
+    }
+    watch.tick(got);
+  }
+}
+
 }  // namespace rdmasweep::detail

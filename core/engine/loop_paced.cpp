@@ -44,6 +44,7 @@ PacedStats run_paced_initiator(LoopResources& r, uint64_t per_qp, double duratio
   p.gap_ns = 1e9 * c.knobs.threads / rate_messages_per_second(c.knobs.rate, c.work.size);
   p.arrivals = c.knobs.arrivals;
   p.posted = posted_name(c.work.op);
+  p.await_peer = r.role == Role::Target;
   SendWrs wrs = make_send_wrs(r, 1, opcode_of(c.work.op), r.use_inline ? IBV_SEND_INLINE : 0);
   IdleWatch watch(ctl);
   Poller poller(r, watch);

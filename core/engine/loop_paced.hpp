@@ -49,6 +49,7 @@ struct PacedPlan {
   double interval = 0;    // timeline samples (--interval); 0: none
   double gap_ns = 0;      // the schedule's mean gap (this loop's share of the rate)
   ArrivalProcess arrivals = ArrivalProcess::Constant;
+  bool await_peer = false;  // as BwPlan's
   const char* posted = "RDMA_WRITE";
 };
 
@@ -69,6 +70,7 @@ class PacedLoop {
   }
 
   PacedStats run(IdleWatch& watch) {
+    if (in_ != nullptr && p_.await_peer) await_first_arrival(ops_, wc_.data(), static_cast<int>(p_.batch), *in_, watch);
     TimelineRecorder timeline(st_.timeline, p_.interval, p_.duration);
     // The window opens with the schedule's clock: whatever holds this end up from here
     // on (a busy host's pause) makes the messages due meanwhile late, as it should.
@@ -223,6 +225,8 @@ class PacedLoop {
 // kInterruptDrain, then throws RunAborted("interrupted"). `in` (--bidir SEND): the peer's
 // SENDs complete here too, are reposted and counted, and the loop goes on until
 // `in->expect` arrived on every QP; the window still ends with this side's last completion.
+// With `p.await_peer`, a point's first loop opens its schedule once the peer's first
+// message is in (await_first_arrival).
 // `cr` (SEND on iWARP): a due message also waits for the receiver's credit (late until
 // then); the loop ends once its credit READs are back too.
 template <class Ops>

@@ -67,6 +67,11 @@ struct Arrivals {
   void take(uint32_t q) {
     if (++got[q] == expect) --missing;
   }
+  bool none() const {
+    for (uint64_t g : got)
+      if (g != 0) return false;
+    return true;
+  }
 };
 
 }  // namespace rdmasweep

@@ -18,6 +18,7 @@ namespace {
 using detail::Clock;
 using testing::FakeDevice;
 using testing::LatePeer;
+using testing::LaterPeer;
 
 TestConfig bw_config(uint32_t qps, uint32_t tx_depth, uint32_t every, uint32_t post_list = 1, Op op = Op::Write) {
   TestConfig c;
@@ -362,6 +363,58 @@ TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   expect_timeline(tl, 0.02, 200, st.seconds);
   for (size_t i = 0; i < tl.t.size(); ++i)
     EXPECT_LE(tl.t[i], st.seconds + 1e-9) << "sample " << i << " after the window";
+}
+
+// --bidir SEND's following end (await_peer) posts nothing until the leading end's
+// first message is in, and opens its window at its first post; without it the loop
+// posts at once (what let a server use up the client's receives before the client's
+// loop had started: receiver-not-ready, the window resent).
+TEST(BwLoop, BidirFollowerPostsNothingBeforeThePeersFirstMessage) {
+  for (bool await : {false, true}) {
+    SCOPED_TRACE(await ? "await_peer" : "leading");
+    Fixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
+    f.p.await_peer = await;
+    f.dev.delay = std::chrono::microseconds(100);
+    FakeDevice fake(f.dev);
+    LaterPeer ops{fake, 10, std::chrono::milliseconds(50)};
+    Arrivals in;
+    in.reset(1);
+    in.wait_for(10);
+    detail::IdleWatch watch(f.ctl);
+    LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch, &in);
+    EXPECT_EQ(in.got[0], 10u);
+    EXPECT_EQ(st.messages(), 40u);
+    if (await) {
+      EXPECT_EQ(ops.posts_before_first, 0u);
+      EXPECT_GE(st.began, ops.first_arrival);
+      EXPECT_GE(fake.first_post, ops.first_arrival);
+    } else {
+      EXPECT_GT(ops.posts_before_first, 0u);
+      EXPECT_LT(st.began, ops.first_arrival);
+    }
+    f.expect_clean(fake);
+  }
+}
+
+// A following end whose peer never sends is not stuck: the idle timeout ends it.
+TEST(BwLoop, BidirFollowerWhosePeerNeverSendsTimesOut) {
+  Fixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
+  f.p.await_peer = true;
+  f.ctl.idle_timeout = std::chrono::milliseconds(200);
+  FakeDevice fake(f.dev);
+  LaterPeer ops{fake, 0, std::chrono::milliseconds(0)};
+  Arrivals in;
+  in.reset(1);
+  in.wait_for(10);
+  detail::IdleWatch watch(f.ctl);
+  std::string what;
+  try {
+    detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch, &in);
+  } catch (const RunAborted& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("no completion for"), std::string::npos) << what;
+  EXPECT_EQ(fake.posts, 0u);
 }
 
 TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {

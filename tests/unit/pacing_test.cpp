@@ -27,6 +27,7 @@ namespace {
 using detail::Clock;
 using testing::FakeDevice;
 using testing::LatePeer;
+using testing::LaterPeer;
 
 TEST(Rate, ParsesUnitsAndSaysThemBack) {
   EXPECT_EQ(rate_string(parse_rate("10gbps")), "10gbps");
@@ -317,6 +318,32 @@ TEST(PacedLoop, BidirSendWaitsForThePeersMessagesPastItsOwnWindow) {
   EXPECT_EQ(st.from_due.count(), 100u);  // the peer's messages are no samples of ours
   ASSERT_FALSE(st.timeline.t.empty());
   for (double t : st.timeline.t) EXPECT_LE(t, st.seconds + 1e-9) << "a sample after the window";
+}
+
+// --bidir SEND's following end (await_peer): the schedule's clock starts once the
+// leading end's first message is in, so nothing is posted, or due, before it.
+TEST(PacedLoop, BidirFollowerStartsItsScheduleAtThePeersFirstMessage) {
+  for (bool await : {false, true}) {
+    SCOPED_TRACE(await ? "await_peer" : "leading");
+    PacedRun r(1, 16, 50, 200000.0);  // 50 messages, one every 200 us
+    r.p.await_peer = await;
+    FakeDevice fake(r.dev);
+    LaterPeer ops{fake, 10, std::chrono::milliseconds(50)};
+    Arrivals in;
+    in.reset(1);
+    in.wait_for(10);
+    detail::IdleWatch watch(r.ctl);
+    PacedStats st = detail::paced_initiator_loop(ops, r.wrs, r.sq, r.p, watch, &in);
+    EXPECT_EQ(in.got[0], 10u);
+    EXPECT_EQ(st.per_qp[0], 50u);
+    if (await) {
+      EXPECT_EQ(ops.posts_before_first, 0u);
+      EXPECT_GE(st.began, ops.first_arrival);
+    } else {
+      EXPECT_GT(ops.posts_before_first, 0u);
+      EXPECT_LT(st.began, ops.first_arrival);
+    }
+  }
 }
 
 // A paced duration-mode point stops posting once wound up (client --beside's
