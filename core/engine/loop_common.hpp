@@ -262,7 +262,8 @@ void await_first_arrival(Ops& ops, ibv_wc* wc, int batch, Arrivals& in, IdleWatc
     if (got < 0) fail_poll(got);
     for (int i = 0; i < got; ++i) {
       if (wc[i].status != IBV_WC_SUCCESS) fail_completion(wc[i], "SEND or RECV");
-      if (!(wc[i].opcode & IBV_WC_RECV)) throw verbs::Error("a send completion before this end posted a send: please report it");
+      if (!(wc[i].opcode & IBV_WC_RECV))
+        throw verbs::Error("a send completion before this end posted a send: please report it");
       in.take(ops.recv(wc[i]));
     }
     watch.tick(got);

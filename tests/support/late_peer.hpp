@@ -15,6 +15,14 @@
 
 namespace rdmasweep::testing {
 
+// One QP's arrivals, the loop waiting for `n` of the peer's messages.
+inline Arrivals awaiting(uint64_t n) {
+  Arrivals in;
+  in.reset(1);
+  in.wait_for(n);
+  return in;
+}
+
 struct LatePeer {
   using Clock = std::chrono::steady_clock;
   FakeDevice& fake;

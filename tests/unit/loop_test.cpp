@@ -352,9 +352,7 @@ TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   f.dev.delay = std::chrono::microseconds(500);
   FakeDevice fake(f.dev);
   LatePeer ops{fake, f.sq, 200, 10, std::chrono::milliseconds(150)};
-  Arrivals in;
-  in.reset(1);
-  in.wait_for(10);
+  Arrivals in = testing::awaiting(10);
   detail::IdleWatch watch(f.ctl);
   LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch, &in);
   EXPECT_EQ(in.got[0], 10u);
@@ -377,9 +375,7 @@ TEST(BwLoop, BidirFollowerPostsNothingBeforeThePeersFirstMessage) {
     f.dev.delay = std::chrono::microseconds(100);
     FakeDevice fake(f.dev);
     LaterPeer ops{fake, 10, std::chrono::milliseconds(50)};
-    Arrivals in;
-    in.reset(1);
-    in.wait_for(10);
+    Arrivals in = testing::awaiting(10);
     detail::IdleWatch watch(f.ctl);
     LoopStats st = detail::bw_initiator_loop(ops, f.wrs, f.sq, f.p, watch, &in);
     EXPECT_EQ(in.got[0], 10u);
@@ -403,9 +399,7 @@ TEST(BwLoop, BidirFollowerWhosePeerNeverSendsTimesOut) {
   f.ctl.idle_timeout = std::chrono::milliseconds(200);
   FakeDevice fake(f.dev);
   LaterPeer ops{fake, 0, std::chrono::milliseconds(0)};
-  Arrivals in;
-  in.reset(1);
-  in.wait_for(10);
+  Arrivals in = testing::awaiting(10);
   detail::IdleWatch watch(f.ctl);
   std::string what;
   try {

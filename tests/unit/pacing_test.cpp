@@ -304,9 +304,7 @@ TEST(PacedLoop, BidirSendWaitsForThePeersMessagesPastItsOwnWindow) {
   r.p.interval = 0.005;
   FakeDevice fake(r.dev);
   LatePeer ops{fake, r.sq, 100, 10, std::chrono::milliseconds(150)};  // the peer's 10, 150 ms after ours
-  Arrivals in;
-  in.reset(1);
-  in.wait_for(10);
+  Arrivals in = testing::awaiting(10);
   detail::IdleWatch watch(r.ctl);
   const Clock::time_point t0 = Clock::now();
   PacedStats st = detail::paced_initiator_loop(ops, r.wrs, r.sq, r.p, watch, &in);
@@ -329,9 +327,7 @@ TEST(PacedLoop, BidirFollowerStartsItsScheduleAtThePeersFirstMessage) {
     r.p.await_peer = await;
     FakeDevice fake(r.dev);
     LaterPeer ops{fake, 10, std::chrono::milliseconds(50)};
-    Arrivals in;
-    in.reset(1);
-    in.wait_for(10);
+    Arrivals in = testing::awaiting(10);
     detail::IdleWatch watch(r.ctl);
     PacedStats st = detail::paced_initiator_loop(ops, r.wrs, r.sq, r.p, watch, &in);
     EXPECT_EQ(in.got[0], 10u);
