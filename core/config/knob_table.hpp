@@ -113,7 +113,13 @@ namespace rdmasweep {
     "none: flat out)")                                                                                             \
   X(arrivals, knobs, Arrivals, ArrivalProcess::Constant, "arrivals", 27, "arrivals", 0, 1, false,                   \
     "when --rate's messages are due: constant (every 1/rate) or poisson (exponential gaps of mean 1/rate, the "     \
-    "same seeded schedule on every run) (default constant)")
+    "same seeded schedule on every run) (default constant)")                                                       \
+  /* a target with nothing to post (WRITE/READ/atomic bw, READ/atomic lat) busy-polls its wait for DONE */         \
+  X(target_spin, knobs, Flag, false, "spin", 29, "target-spin", 0, 1, false,                                        \
+    "the passive target (WRITE, READ, atomic bandwidth; READ, atomic latency) busy-polls while it waits for the "  \
+    "client's DONE, as perftest's server does with -R, so its CPU never idles: a software device (siw, rxe) "      \
+    "answers from that CPU. Off (default): it sleeps, and its CPU time is what the target costs (--target-spin "   \
+    "0,1 sweeps both)")
 
 // inline_size's default: inline what the device allows, up to perftest's sizes.
 constexpr uint32_t kInlineAuto = 0xffffffffu;

@@ -256,7 +256,7 @@ std::optional<Message> Channel::take() {
   return std::nullopt;
 }
 
-Message Channel::recv(milliseconds timeout) {
+Message Channel::recv(milliseconds timeout, bool spin) {
   auto deadline = Clock::now() + timeout;
   while (true) {
     if (auto m = take()) return std::move(*m);
@@ -266,7 +266,7 @@ Message Channel::recv(milliseconds timeout) {
     if (left <= 0)
       throw Timeout("peer " + peer_ + (silence_.count() > 0 ? " sent no message (only its heartbeat) for " : " sent nothing for ") +
                     seconds_text(timeout) + " s: is it still running? (raise --timeout for very long tests)");
-    fill(static_cast<int>(std::min<long>(left, 1000)));
+    fill(spin ? 0 : static_cast<int>(std::min<long>(left, 1000)));
   }
 }
 

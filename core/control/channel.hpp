@@ -55,7 +55,8 @@ class Channel {
 
   void send(MsgType type, const nlohmann::json& body = nlohmann::json::object());
   // Waits up to `timeout` for one whole message. Throws on timeout, EOF or a bad frame.
-  Message recv(std::chrono::milliseconds timeout);
+  // `spin`: polls the socket without sleeping, so this thread's CPU never idles.
+  Message recv(std::chrono::milliseconds timeout, bool spin = false);
   // Receives a message of `expected` type; an ERROR message from the peer becomes ChannelError.
   nlohmann::json expect(MsgType expected, std::chrono::milliseconds timeout);
   // Returns a message only if one has fully arrived; never blocks. Used from the

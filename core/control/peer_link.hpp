@@ -21,6 +21,9 @@ class PeerLink {
   virtual std::optional<Message> try_recv() = 0;
   // Waits up to `timeout`; throws ChannelError on timeout, a peer gone or silent.
   virtual Message recv(std::chrono::milliseconds timeout) = 0;
+  // As recv, but polling without sleeping: this end's CPU never idles (--target-spin).
+  // By default, try_recv over and over until `timeout` has passed.
+  virtual Message recv_spinning(std::chrono::milliseconds timeout);
   // The peer and this end as messages name them: "the server", "the client", "rank 2 (host-c)".
   virtual const std::string& who() const = 0;
   virtual const std::string& me() const = 0;
@@ -39,6 +42,7 @@ class ChannelLink final : public PeerLink {
   void send(MsgType type, const nlohmann::json& body) override { ch_.send(type, body); }
   std::optional<Message> try_recv() override { return ch_.try_recv(); }
   Message recv(std::chrono::milliseconds timeout) override { return ch_.recv(timeout); }
+  Message recv_spinning(std::chrono::milliseconds timeout) override { return ch_.recv(timeout, true); }
   const std::string& who() const override { return who_; }
   const std::string& me() const override { return me_; }
 

@@ -31,12 +31,13 @@ void unexpected_message(const control::PeerLink& link, const control::Message& m
                                control::to_string(m.type));
 }
 
-// The peer's next message, which must be `want`.
+// The peer's next message, which must be `want`. `spin` (--target-spin): the wait
+// polls without sleeping.
 static control::Message expect(control::PeerLink& link, MsgType want,
-                               std::chrono::milliseconds timeout = kPointWait) {
+                               std::chrono::milliseconds timeout = kPointWait, bool spin = false) {
   control::Message m;
   try {
-    m = link.recv(timeout);
+    m = spin ? link.recv_spinning(timeout) : link.recv(timeout);
   } catch (const control::Timeout& e) {  // say what was awaited, not only who was silent
     throw control::Timeout(std::string("waiting for ") + control::to_string(want) + ": " + e.what());
   }
@@ -286,9 +287,11 @@ static void follow(PointResources& res, control::PeerLink& link, const EndOption
   }
   if (!f.board.done) {
     // A passive target (WRITE/READ bw, READ lat) only waits for DONE: its CPU over
-    // the window is what this wait costs (READY to DONE, the warm-up included).
+    // the window is what this wait costs (READY to DONE, the warm-up included). With
+    // --target-spin it spins there, as perftest's server does on its CQ with -R: a
+    // software device answers the initiator from this CPU, and an idle one must wake.
     const double cpu0 = loop_cpu_seconds();
-    f.take(expect(link, MsgType::Done));
+    f.take(expect(link, MsgType::Done, kPointWait, cfg.knobs.target_spin));
     if (!receives && !responds && !bidir) cpu = loop_cpu_seconds() - cpu0;
   }
   res.close_window();  // before RESULT: once the leading end has it, no rkey of this point works

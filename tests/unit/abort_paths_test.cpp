@@ -72,6 +72,7 @@ struct Case {
   Msg msg;
   Fault fault;
   Side by;  // the end that sends `msg` (or whose loop fails)
+  bool spin = false;  // --target-spin: the passive target's wait for DONE polls (PeerLink::recv_spinning)
 };
 
 std::vector<Case> all_cases() {
@@ -87,6 +88,11 @@ std::vector<Case> all_cases() {
     out.push_back({op, Msg::Loops, Fault::Failed, Side::Lead});
     if (op == Op::Send) out.push_back({op, Msg::Loops, Fault::Failed, Side::Follow});
   }
+  // A spinning passive target ends each way its DONE can come as a sleeping one does.
+  out.push_back({Op::Write, Msg::None, Fault::None, Side::Lead, true});
+  for (Fault f : {Fault::Lost, Fault::LateWithin, Fault::LateBeyond, Fault::Duplicated, Fault::Failed})
+    out.push_back({Op::Write, Msg::Done, f, Side::Lead, true});
+  out.push_back({Op::Write, Msg::Error, Fault::Lost, Side::Lead, true});
   return out;
 }
 
@@ -99,7 +105,8 @@ MsgType type_of(Msg m) {
 std::string name_of(const Case& c) {
   static const char* const msgs[] = {"Baseline", "SetupOk", "Connect", "Ready", "Done", "Result", "Error", "Abandon", "Loops"};
   static const char* const faults[] = {"Delivered", "Lost", "LateWithinTimeout", "LateBeyondTimeout", "Duplicated", "SenderFailed"};
-  std::string n = std::string(c.op == Op::Write ? "WriteBw_" : "SendBw_") + msgs[static_cast<int>(c.msg)];
+  std::string n = std::string(c.op == Op::Write ? (c.spin ? "WriteBwSpinning_" : "WriteBw_") : "SendBw_") +
+                  msgs[static_cast<int>(c.msg)];
   if (c.msg == Msg::None) return n;
   return n + "_" + faults[static_cast<int>(c.fault)] + (c.by == Side::Lead ? "_ByLead" : "_ByFollower");
 }
@@ -318,8 +325,9 @@ std::string listed(const std::vector<MsgType>& types) {
   return out;
 }
 
-TestConfig point_config(Op op) {  // bandwidth, 2 QPs x 1000 messages of 64 bytes, no warm-up
+TestConfig point_config(Op op, bool spin) {  // bandwidth, 2 QPs x 1000 messages of 64 bytes, no warm-up
   TestConfig c;
+  c.knobs.target_spin = spin;
   c.work.op = op;
   c.work.mode = Mode::Bw;
   c.work.qps = 2;
@@ -334,7 +342,7 @@ class AbortPaths : public ::testing::TestWithParam<Case> {};
 TEST_P(AbortPaths, BothEndsFinishAsTheProtocolSays) {
   const Case& c = GetParam();
   const Expected want = expected(c);
-  const TestConfig cfg = point_config(c.op);
+  const TestConfig cfg = point_config(c.op, c.spin);
   Wire wire(cfg.work.qps);
   FakeLanes lead_lanes(cfg, wire, c.msg == Msg::Loops && c.by == Side::Lead);
   FakeLanes follow_lanes(cfg, wire, c.msg == Msg::Loops && c.by == Side::Follow);
@@ -424,6 +432,9 @@ TEST_P(AbortPaths, BothEndsFinishAsTheProtocolSays) {
   };
   check("leading", lead, want.lead, LinkPair::kLead, abandoning);
   check("following", follow, want.follow, LinkPair::kFollow, false);
+  // The target's wait for DONE spins exactly when asked to (every spinning row gets there).
+  EXPECT_EQ(links.spinning_waits(LinkPair::kFollow), c.spin ? 1 : 0);
+  EXPECT_EQ(links.spinning_waits(LinkPair::kLead), 0);
 
   // Nothing left posted by a loop that ended, and nothing the fake device saw go wrong.
   EXPECT_TRUE(lead.kind != Kind::Ok || lead_lanes.left_posted == 0) << lead_lanes.left_posted << " WRs left posted";

@@ -3,6 +3,7 @@
 // sends nothing at all is given up after the bound, whatever the wait asked for; a
 // peer that closed after telling why is heard even when the connection was reset.
 #include "core/control/channel.hpp"
+#include "core/control/peer_link.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -93,6 +94,64 @@ TEST(Channel, NoBoundMeansOnlyTheWaitsOwnTimeout) {
   auto [a, b] = pair_of_channels();
   EXPECT_THROW(b.recv(200ms), Timeout);
   EXPECT_FALSE(b.try_recv());
+}
+
+// --target-spin's wait: the same message, timeout and silence as a sleeping one.
+TEST(Channel, ASpinningWaitEndsAsASleepingOne) {
+  auto [a, b] = pair_of_channels();
+  EXPECT_THROW(b.recv(200ms, true), Timeout);
+  std::thread later([&a] {
+    std::this_thread::sleep_for(100ms);
+    a.send(MsgType::Done, {{"n", 3}});
+  });
+  Message m = b.recv(10s, true);
+  later.join();
+  EXPECT_EQ(m.type, MsgType::Done);
+  EXPECT_EQ(m.body["n"], 3);
+  b.bound_silence(300ms);
+  EXPECT_THROW(b.recv(std::chrono::hours(24), true), Silent);
+}
+
+// A link with nothing of its own to poll (a mesh flow's) spins on try_recv: never
+// its sleeping recv, and for as long as it takes.
+class CountingLink final : public PeerLink {
+ public:
+  explicit CountingLink(int empty) : empty_(empty) {}
+  void send(MsgType, const nlohmann::json&) override {}
+  std::optional<Message> try_recv() override {
+    ++looks;
+    if (empty_ < 0 || looks <= empty_) return std::nullopt;
+    Message m;
+    m.type = MsgType::Done;
+    return m;
+  }
+  Message recv(std::chrono::milliseconds) override {
+    ADD_FAILURE() << "the spinning wait slept";
+    return {};
+  }
+  const std::string& who() const override { return who_; }
+  const std::string& me() const override { return who_; }
+  int looks = 0;
+
+ private:
+  const int empty_;  // try_recv finds nothing this many times, then DONE; < 0: never
+  const std::string who_ = "rank 1";
+};
+
+TEST(PeerLink, TheDefaultSpinningWaitPollsUntilTheMessageOrTheTimeout) {
+  CountingLink soon(5000);
+  EXPECT_EQ(soon.recv_spinning(10s).type, MsgType::Done);
+  EXPECT_EQ(soon.looks, 5001);
+  CountingLink never(-1);
+  const auto t0 = Clock::now();
+  try {
+    never.recv_spinning(200ms);
+    FAIL() << "returned";
+  } catch (const Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 sent nothing within 0.2 s"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(seconds_since(t0), 0.2);
+  EXPECT_GT(never.looks, 1);
 }
 
 TEST(Protocol, SilenceBoundIsThePeersTimeoutAndNeverUnderSixTicks) {

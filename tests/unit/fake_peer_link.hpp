@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -103,6 +104,7 @@ class LinkPair {
     for (const Item& it : box_[i].q) out.push_back(it.m.type);
     return out;
   }
+  int spinning_waits(int i) const { return spinning_[i]; }  // end i's recv_spinning calls
   int errors_sent(int i) const {  // ERRORs end i sent, lost ones included
     std::lock_guard<std::mutex> lock(mu_);
     return errors_[i];
@@ -157,6 +159,12 @@ class LinkPair {
         if (p_.now_ >= p_.deadline_[i_]) throw control::Timeout(who_ + " sent no message for " + ms(timeout));
         p_.cv_.wait(lock);
       }
+    }
+    // The wait itself on the link's clock, as recv's (a real spin would never let it
+    // move); counted, for the tests that the protocol spins where it should.
+    control::Message recv_spinning(std::chrono::milliseconds timeout) override {
+      ++p_.spinning_[i_];
+      return recv(timeout);
     }
     const std::string& who() const override { return who_; }
     const std::string& me() const override { return me_; }
@@ -234,6 +242,7 @@ class LinkPair {
   State state_[2] = {State::Running, State::Running};
   Time deadline_[2] = {};
   std::function<bool()> idle_[2];
+  std::atomic<int> spinning_[2] = {0, 0};
   Time now_{};
   int errors_[2] = {0, 0};
   std::vector<FaultSpec> faults_;

@@ -128,7 +128,7 @@ TEST(Sweep, JsonRecordsEveryKnobAndReadsBack) {
   // wrong field shows.
   apply_json(s, nlohmann::json::parse(R"({"op": ["write", "read"], "mode": ["lat"], "qps": [2, 3], "cq_depth": [5],
       "tx_depth": [6], "rx_depth": [7], "post_list": [8], "signal_every": [9], "inline_size": [10],
-      "poll_batch": [11], "srq": [0, 1], "events": [1], "outs": [4], "threads": [2, 3], "cq_scope": ["process"], "tclass": [96], "sl": [3], "flow_label": [7, 8], "mtu": [512], "qp_timeout": [18], "retry_count": [5], "hugepages": [1], "bidir": [1], "mr_per_qp": [1], "transport": ["rc", "ud"], "validate": [1], "rate": ["1gbps", "2mpps"], "arrivals": ["poisson"],
+      "poll_batch": [11], "srq": [0, 1], "events": [1], "outs": [4], "threads": [2, 3], "cq_scope": ["process"], "tclass": [96], "sl": [3], "flow_label": [7, 8], "mtu": [512], "qp_timeout": [18], "retry_count": [5], "hugepages": [1], "bidir": [1], "mr_per_qp": [1], "transport": ["rc", "ud"], "validate": [1], "rate": ["1gbps", "2mpps"], "arrivals": ["poisson"], "target_spin": [1],
       "size": [12, 13], "iters": 14, "duration": 1.5,
       "warmup": 15, "repetitions": 16, "description": "every knob"})"));
   nlohmann::json j = sweep_json(s);
