@@ -79,6 +79,18 @@ class VsPerftest(unittest.TestCase):
                 self.assertEqual(by[("perftest", "server")][:3], ["taskset", "-c", "0"])
                 self.assertEqual(by[("perftest", "client")][:3], ["taskset", "-c", "1"])
 
+    def test_on_iwarp_rdmasweeps_target_spins_as_perftests_server_does(self):
+        # perftest -R waits for its closing message by polling a CQ: its server never
+        # sleeps, so in the same-parameters table rdmasweep's passive target must not either.
+        vs = tool_script("vs-perftest")
+        point = ("read", "lat", 1, 64, 3000, "")
+        siw = vs.Device("siw0", 0, 16, 0, iwarp=True, addr="10.0.2.15")
+        rxe = vs.Device("rxe0", 1, 16, 0)
+        self.assertIn("-R", vs.commands(siw, point, True, True, 18515, "/tmp/o.json")["perftest"][0])
+        self.assertIn("--target-spin", vs.rdmasweep_args(siw, point, True, "/tmp/o.json"))
+        self.assertNotIn("--target-spin", vs.rdmasweep_args(siw, point, False, "/tmp/o.json"))  # defaults: as is
+        self.assertNotIn("--target-spin", vs.rdmasweep_args(rxe, point, True, "/tmp/o.json"))  # no -R: it sleeps
+
     def test_send_latency_has_two_receives_on_both_sides(self):
         # ib_send_lat reposts a receive only while rcnt + rx_depth <= iters (over UD its
         # rx_depth would be the iteration count: no repost at all); rdmasweep reposts

@@ -12,10 +12,10 @@ perftest() {
   wait
   echo "${out:-no result (killed after 60 s, or failed)}"
 }
-rdmasweep() {
+rdmasweep() {  # [EXTRA-CLIENT-FLAGS]
   p=$((p+1)); taskset -c $sc timeout 65 $B server --bind 127.0.0.1 --port $p --once -d siw0 >/dev/null 2>&1 & sleep 1
   taskset -c $cc timeout 60 "${wrap[@]}" $B client 127.0.0.1 --port $p -d siw0 --no-progress --op $op --mode lat -q 1 -n ${n:-3000} -s 64 \
-    --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
+    --warmup 0 --clock tsc --poll-batch 16 "${inl[@]}" "$@" --out /tmp/r.json >/dev/null 2>/tmp/r.err || { echo "failed: $(cat /tmp/r.err)"; wait; return; }
   wait
   summary
 }

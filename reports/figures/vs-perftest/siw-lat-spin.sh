@@ -5,7 +5,8 @@
 # from a kernel thread on the responder QP's transmit CPU: woken on a CPU that spins it
 # runs at once, on an idle one only after that CPU leaves its halt. Variants TOOL[-spin]:
 # -spin adds `nice -n 19` busy loop pinned to the servers' CPU (which any woken thread
-# preempts). Clients on CPU CLIENT_CPU, servers on the other; the order rotated each
+# preempts); rdmasweep-target is rdmasweep with --target-spin (its own server busy-polls
+# while it waits for DONE, as perftest's does). Clients on CPU CLIENT_CPU, servers on the other; the order rotated each
 # round; 3,000 round trips each, as siw-lat-held.sh.
 # Run inside the lab: tools/rxe-lab --provider siw -- bash reports/figures/vs-perftest/siw-lat-spin.sh \
 #   read|write CLIENT_CPU [ROUNDS [VARIANT...]]
@@ -27,7 +28,7 @@ for round in $(seq 1 "$rounds"); do
     v=${variants[$(( (i + round) % nv ))]}
     tool=${v%%-*} spin=
     [[ $v == *-spin ]] && { taskset -c $sc nice -n 19 sh -c 'while :; do :; done' & spin=$!; }
-    out=$($tool)
+    if [[ $v == rdmasweep-target ]]; then out=$(rdmasweep --target-spin); else out=$($tool); fi
     [[ -n $spin ]] && { kill $spin; wait $spin 2>/dev/null; }
     echo "round $round RC $v $out"
   done
