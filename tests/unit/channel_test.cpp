@@ -98,7 +98,8 @@ TEST(Channel, NoBoundMeansOnlyTheWaitsOwnTimeout) {
 
 // --target-spin's wait: the same message, timeout and silence as a sleeping one.
 TEST(Channel, ASpinningWaitEndsAsASleepingOne) {
-  auto [a, b] = pair_of_channels();
+  auto ends = pair_of_channels();  // not a structured binding: C++17 lambdas cannot capture one
+  Channel &a = ends.first, &b = ends.second;
   EXPECT_THROW(b.recv(200ms, true), Timeout);
   std::thread later([&a] {
     std::this_thread::sleep_for(100ms);
