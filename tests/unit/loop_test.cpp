@@ -1,69 +1,24 @@
 // The bandwidth initiator's loop on the fake device (tests/support): exact counts
 // under selective signaling and post lists, send-queue and sequence wraparound,
-// completions routed by wr_id, the CQ never overrun, what `seconds` spans, how
-// duration, an interrupt and the idle timeout end a point, --bidir's timeline. The
-// SEND receiver's loop: tests/unit/receiver_loop_test.cpp.
+// completions routed by wr_id, the CQ never overrun, where a duration point stops,
+// --bidir's timeline and its following end. How a point ends (idle timeout, interrupt,
+// what `seconds` spans): tests/unit/loop_stop_test.cpp. The SEND receiver's loop:
+// tests/unit/receiver_loop_test.cpp.
 #include <gtest/gtest.h>
 
-#include <atomic>
 
-#include "core/config/refusals.hpp"
-#include "core/engine/loop_bw.hpp"
-#include "tests/support/fake_device.hpp"
+#include "tests/support/bw_fixture.hpp"
 #include "tests/support/late_peer.hpp"
 
 namespace rdmasweep {
 namespace {
 
 using detail::Clock;
+using testing::bw_config;
+using testing::BwFixture;
 using testing::FakeDevice;
 using testing::LatePeer;
 using testing::LaterPeer;
-
-TestConfig bw_config(uint32_t qps, uint32_t tx_depth, uint32_t every, uint32_t post_list = 1, Op op = Op::Write) {
-  TestConfig c;
-  c.work.op = op;
-  c.work.qps = qps;
-  c.knobs.tx_depth = tx_depth;
-  c.knobs.signal_every = every;
-  c.knobs.post_list = post_list;
-  validate(c);
-  return c;
-}
-
-// One point's loop as run_bw_initiator sets it up, with the fake in place of the
-// device: the fake's CQ is as deep as the point's own (cq_depth_for).
-struct Fixture {
-  TestConfig cfg;
-  detail::BwPlan p;
-  std::vector<SendQueue> sq;
-  detail::SendWrs wrs;
-  RunControl ctl;
-  FakeDevice::Options dev;
-
-  explicit Fixture(const TestConfig& c, uint64_t per_qp = 1000, double duration = 0)
-      : cfg(c),
-        p(detail::bw_plan(c, per_qp, duration)),
-        sq(c.work.qps),
-        wrs(c.work.qps, c.knobs.post_list, detail::opcode_of(c.work.op), 0) {
-    for (SendQueue& s : sq) s.until_signal = p.every;
-    ctl.idle_timeout = std::chrono::seconds(10);
-    dev.nqp = c.work.qps;
-    dev.sq_depth = c.knobs.tx_depth;
-    dev.cq_depth = cq_depth_for(c);
-  }
-  LoopStats run(FakeDevice& fake) {
-    detail::IdleWatch watch(ctl);
-    return detail::bw_initiator_loop(fake, wrs, sq, p, watch);
-  }
-  // Every WR was posted once, completed, and nothing the device refused or overran.
-  void expect_clean(const FakeDevice& fake) {
-    EXPECT_EQ(fake.cq_overruns, 0u) << "CQ high water " << fake.cq_high_water << " > " << dev.cq_depth;
-    EXPECT_LE(fake.cq_high_water, dev.cq_depth);
-    EXPECT_EQ(fake.refused_posts, 0u);
-    for (uint32_t q = 0; q < p.nqp; ++q) EXPECT_EQ(sq[q].outstanding(), 0u) << "QP " << q;
-  }
-};
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -71,7 +26,7 @@ TEST(BwLoop, ExactCountsUnderSelectiveSignaling) {
   for (uint32_t every : {1u, 7u, 32u}) {
     for (uint64_t n : {1ull, 31ull, 1000ull, 12345ull}) {
       SCOPED_TRACE("signal_every " + std::to_string(every) + ", " + std::to_string(n) + " per QP");
-      Fixture f(bw_config(3, 128, every), n);
+      BwFixture f(bw_config(3, 128, every), n);
       FakeDevice fake(f.dev);
       LoopStats st = f.run(fake);
       ASSERT_EQ(st.per_qp.size(), 3u);
@@ -121,7 +76,7 @@ struct LateCopies {
 };
 
 TEST(BwLoop, LateCopiesOfCompletionsChangeNoCount) {
-  Fixture f(bw_config(3, 64, 8), 1000);
+  BwFixture f(bw_config(3, 64, 8), 1000);
   FakeDevice fake(f.dev);
   LateCopies ops{fake, {}};
   detail::IdleWatch watch(f.ctl);
@@ -138,7 +93,7 @@ TEST(BwLoop, PostListsFillTheQueueInWholeChains) {
   for (uint32_t pl : {2u, 4u, 16u}) {
     SCOPED_TRACE("post_list " + std::to_string(pl));
     const uint64_t n = 1001;
-    Fixture f(bw_config(2, 30, 7, pl), n);
+    BwFixture f(bw_config(2, 30, 7, pl), n);
     FakeDevice fake(f.dev);
     LoopStats st = f.run(fake);
     EXPECT_EQ(st.messages(), 2 * n);
@@ -179,7 +134,7 @@ void check_chains() {
       if (every + pl > 65) continue;  // tx_depth 64: the signaling rule (validate)
       SCOPED_TRACE("post_list " + std::to_string(pl) + ", signal every " + std::to_string(every));
       const uint64_t n = 1003;
-      Fixture f(bw_config(3, 64, every, pl), n);
+      BwFixture f(bw_config(3, 64, every, pl), n);
       FakeDevice fake(f.dev);
       ChainCheck<EveryWr> ops{fake, every, n, std::vector<uint64_t>(3, 0)};
       detail::IdleWatch watch(f.ctl);
@@ -202,7 +157,7 @@ TEST(BwLoop, SendQueueWrapsAroundAndCarriesOverPoints) {
   // Many times the queue depth, starting just below 2^32 WRs so the 32-bit
   // sequence in the wr_id wraps during the point; then a second point on the same
   // QPs, as a sweep does.
-  Fixture f(bw_config(2, 16, 5, 3), 100000);
+  BwFixture f(bw_config(2, 16, 5, 3), 100000);
   for (SendQueue& s : f.sq) s.posted = s.completed = (uint64_t{1} << 32) - 1000;
   FakeDevice fake(f.dev);
   LoopStats st = f.run(fake);
@@ -217,7 +172,7 @@ TEST(BwLoop, SendQueueWrapsAroundAndCarriesOverPoints) {
 
 TEST(BwLoop, CompletionsOfManyQpsAreRoutedByWrId) {
   // Each poll returns the QPs' completions in another order, as a shared CQ may.
-  Fixture f(bw_config(7, 64, 8, 2, Op::Send), 5001);
+  BwFixture f(bw_config(7, 64, 8, 2, Op::Send), 5001);
   f.dev.scramble = true;
   FakeDevice fake(f.dev);
   LoopStats st = f.run(fake);
@@ -229,7 +184,7 @@ TEST(BwLoop, CqDepthOfTheConfigIsNeverExceeded) {
   // The fake counts every completion owed to the loop against cq_depth_for(): the
   // loop may never have more signaled WRs in flight than the CQ holds.
   for (uint32_t every : {1u, 3u, 32u}) {
-    Fixture f(bw_config(16, 32, every), 4000);
+    BwFixture f(bw_config(16, 32, every), 4000);
     FakeDevice fake(f.dev);
     f.run(fake);
     f.expect_clean(fake);
@@ -273,7 +228,7 @@ TEST(BwLoop, DurationPointStopsAtASignaledWrWithEveryWrAccountedFor) {
   // may be descheduled for any time past its deadline, but once it reads the clock
   // past it, a QP posts only up to its next signaled WR.
   const uint32_t depth = 64, every = 7;
-  Fixture f(bw_config(3, depth, every, 4), 0, 0.2);
+  BwFixture f(bw_config(3, depth, every, 4), 0, 0.2);
   FakeDevice fake(f.dev);
   PostTimes ops(fake, 3);
   detail::IdleWatch watch(f.ctl);
@@ -313,7 +268,7 @@ void expect_timeline(const Timeline& tl, double interval, uint64_t total, double
 }
 
 TEST(BwLoop, TimelineSamplesEveryIntervalUpToThePointsTotal) {
-  Fixture f(bw_config(2, 16, 4), 0, 0.3);
+  BwFixture f(bw_config(2, 16, 4), 0, 0.3);
   f.p.interval = 0.05;
   f.dev.delay = std::chrono::microseconds(100);
   FakeDevice fake(f.dev);
@@ -326,7 +281,7 @@ TEST(BwLoop, TimelineSamplesEveryIntervalUpToThePointsTotal) {
 }
 
 TEST(BwLoop, NoTimelineWithoutAnInterval) {
-  Fixture f(bw_config(2, 16, 4), 0, 0.1);
+  BwFixture f(bw_config(2, 16, 4), 0, 0.1);
   FakeDevice fake(f.dev);
   LoopStats st = f.run(fake);
   EXPECT_EQ(st.timeline.interval, 0);
@@ -334,7 +289,7 @@ TEST(BwLoop, NoTimelineWithoutAnInterval) {
 }
 
 TEST(BwLoop, CountedPointRecordsATimelineWhenAsked) {
-  Fixture f(bw_config(1, 1, 1), 40);  // one in flight, 5 ms each: about 0.2 s
+  BwFixture f(bw_config(1, 1, 1), 40);  // one in flight, 5 ms each: about 0.2 s
   f.p.interval = 0.05;
   f.dev.delay = std::chrono::milliseconds(5);
   FakeDevice fake(f.dev);
@@ -347,7 +302,7 @@ TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
   // the peer's messages: no sample may fall there (a timeline past `seconds`). Not
   // "no zero-rate interval": a test thread descheduled for a whole 20 ms interval on a
   // busy machine records one inside the window, as a stalled device would.
-  Fixture f(bw_config(1, 16, 4, 1, Op::Send), 200);  // 200 sends, 0.5 ms each: about 0.1 s
+  BwFixture f(bw_config(1, 16, 4, 1, Op::Send), 200);  // 200 sends, 0.5 ms each: about 0.1 s
   f.p.interval = 0.02;
   f.dev.delay = std::chrono::microseconds(500);
   FakeDevice fake(f.dev);
@@ -370,7 +325,7 @@ TEST(BwLoop, BidirTimelineEndsWithTheWindowWhileThePeersMessagesAreAwaited) {
 TEST(BwLoop, BidirFollowerPostsNothingBeforeThePeersFirstMessage) {
   for (bool await : {false, true}) {
     SCOPED_TRACE(await ? "await_peer" : "leading");
-    Fixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
+    BwFixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
     f.p.await_peer = await;
     f.dev.delay = std::chrono::microseconds(100);
     FakeDevice fake(f.dev);
@@ -394,7 +349,7 @@ TEST(BwLoop, BidirFollowerPostsNothingBeforeThePeersFirstMessage) {
 
 // A following end whose peer never sends is not stuck: the idle timeout ends it.
 TEST(BwLoop, BidirFollowerWhosePeerNeverSendsTimesOut) {
-  Fixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
+  BwFixture f(bw_config(1, 16, 4, 1, Op::Send), 40);
   f.p.await_peer = true;
   f.ctl.idle_timeout = std::chrono::milliseconds(200);
   FakeDevice fake(f.dev);
@@ -409,105 +364,6 @@ TEST(BwLoop, BidirFollowerWhosePeerNeverSendsTimesOut) {
   }
   EXPECT_NE(what.find("no completion for"), std::string::npos) << what;
   EXPECT_EQ(fake.posts, 0u);
-}
-
-TEST(BwLoop, IdleTimeoutFiresWhenCompletionsStop) {
-  Fixture f(bw_config(2, 64, 8), 100000);
-  f.ctl.idle_timeout = std::chrono::milliseconds(200);
-  FakeDevice fake(f.dev);
-  fake.stall_after(5000);  // the peer dies mid-point
-  Clock::time_point t0 = Clock::now();
-  std::string what;
-  try {
-    f.run(fake);
-  } catch (const RunAborted& e) {
-    what = e.what();
-  }
-  Clock::duration took = Clock::now() - t0;
-  EXPECT_NE(what.find("no completion for"), std::string::npos) << what;
-  EXPECT_GE(took, f.ctl.idle_timeout);
-  EXPECT_LT(took, f.ctl.idle_timeout + std::chrono::seconds(2));
-}
-
-TEST(BwLoop, SecondsSpanFirstPostToLastCompletion) {
-  Fixture f(bw_config(1, 1, 1), 5);  // one operation in flight: 5 of them take at least 5 delays
-  f.dev.delay = std::chrono::milliseconds(20);
-  FakeDevice fake(f.dev);
-  LoopStats st = f.run(fake);
-  EXPECT_EQ(st.messages(), 5u);
-  double span = std::chrono::duration<double>(fake.last_completion - fake.first_post).count();
-  EXPECT_GE(span, 0.1);
-  EXPECT_GE(st.seconds, span);
-  EXPECT_LT(st.seconds, span + 0.05);
-  EXPECT_GE(st.cpu_seconds, 0);
-  EXPECT_LE(st.cpu_seconds, st.seconds + 0.05);  // busy polling: at most the wall time
-}
-
-TEST(BwLoop, DurationPointLastsItsDurationWhenEveryTurnIsSlow) {
-  // Completions every 5 ms: a loop that read its clock every 64 turns would
-  // overshoot by a third of a second.
-  Fixture f(bw_config(2, 4, 2), 0, 0.3);
-  f.dev.delay = std::chrono::milliseconds(5);
-  FakeDevice fake(f.dev);
-  LoopStats st = f.run(fake);
-  EXPECT_GE(st.seconds, 0.3);
-  EXPECT_LT(st.seconds, 0.3 + 0.1);
-  EXPECT_GT(st.messages(), 0u);
-}
-
-// client --beside ends its background's window when the point beside it has run: a
-// duration-mode loop whose wind-up flag is set stops as at its deadline, every posted
-// WR accounted for.
-TEST(BwLoop, AWoundUpDurationPointEndsAsAtItsDeadline) {
-  Fixture f(bw_config(4, 64, 8), 0, 30.0);
-  std::atomic<bool> wind_up{false};
-  f.ctl.wind_up = &wind_up;
-  FakeDevice fake(f.dev);
-  fake.raise_after(20000, wind_up);
-  LoopStats st = f.run(fake);
-  EXPECT_LT(st.seconds, 30.0);
-  EXPECT_GE(st.messages(), 20000u);
-  EXPECT_EQ(st.messages(), fake.posts);
-  f.expect_clean(fake);
-}
-
-TEST(BwLoop, InterruptStopsPostingDrainsAndThrows) {
-  Fixture f(bw_config(4, 64, 8), 0, 30);
-  std::atomic<bool> flag{false};
-  f.ctl.interrupted = &flag;
-  f.dev.delay = std::chrono::microseconds(200);
-  FakeDevice fake(f.dev);
-  Clock::time_point raised{};
-  uint64_t posts_at_raise = 0;
-  fake.on_poll = [&] {
-    if (!flag && fake.posts >= 2000) {
-      flag = true;
-      raised = Clock::now();
-      posts_at_raise = fake.posts;
-    }
-  };
-  std::string what;
-  try {
-    f.run(fake);
-  } catch (const RunAborted& e) {
-    what = e.what();
-  }
-  EXPECT_EQ(what, "interrupted");
-  Clock::time_point end = Clock::now();
-  EXPECT_LT(end - raised, detail::kInterruptDrain + std::chrono::milliseconds(200));
-  EXPECT_EQ(fake.posts, posts_at_raise) << "posted after the interrupt";
-}
-
-TEST(BwLoop, InterruptDrainIsBounded) {
-  Fixture f(bw_config(1, 8, 1), 1000);
-  std::atomic<bool> flag{false};
-  f.ctl.interrupted = &flag;
-  f.dev.delay = std::chrono::seconds(5);  // nothing completes within the drain
-  FakeDevice fake(f.dev);
-  fake.on_poll = [&] { flag = fake.posts > 0; };
-  Clock::time_point t0 = Clock::now();
-  EXPECT_THROW(f.run(fake), RunAborted);
-  EXPECT_LT(Clock::now() - t0, detail::kInterruptDrain + std::chrono::milliseconds(300));
 }
 
 }  // namespace
